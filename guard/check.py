@@ -1,0 +1,154 @@
+"""The invariant, checked: the shared core of ``check_resume`` and ``resume_guard``.
+
+Order matters and follows the design note: a summary must be present, its
+generation must equal the one the checkpoint recorded, it must be complete, and
+every next-turn dependency must be present verbatim. The first failure is the
+one reported.
+
+The success path is plain attribute reads and one C-level membership scan; the
+plugin manager is consulted only to resolve an adapter for a new checkpoint
+type (then cached) and when the invariant fails.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection, Iterable
+from typing import Any
+
+from .adapter import CheckpointAdapter
+from .errors import ReconciliationKind, SummaryReconciliationError, UnsupportedCheckpointError
+
+__all__ = ["adapter_for", "check_resume", "normalize_deps"]
+
+_adapters: dict[type, CheckpointAdapter] = {}
+_adapters_lock = threading.Lock()
+_listening = False
+
+
+def adapter_for(checkpoint: Any) -> CheckpointAdapter:
+    """The adapter for ``checkpoint``'s type, resolved through plugins once."""
+    adapter = _adapters.get(type(checkpoint))
+    if adapter is None:
+        adapter = _resolve(checkpoint)
+    return adapter
+
+
+def _resolve(checkpoint: Any) -> CheckpointAdapter:
+    global _listening
+    from summaryguard.plugins.manager import get_plugin_manager, on_plugins_changed
+
+    with _adapters_lock:
+        if not _listening:
+            on_plugins_changed(_adapters.clear)
+            _listening = True
+    checkpoint_type = type(checkpoint)
+    adapter = get_plugin_manager().hook.summaryguard_checkpoint_adapter(
+        checkpoint_type=checkpoint_type, checkpoint=checkpoint
+    )
+    if adapter is None:
+        raise UnsupportedCheckpointError(checkpoint_type)
+    _adapters[checkpoint_type] = adapter
+    return adapter
+
+
+def normalize_deps(deps: Any) -> Collection[str]:
+    """Dependencies as a re-iterable collection; a bare string is refused.
+
+    A string would be iterated character by character and "pass" on single
+    letters: fail loudly instead.
+    """
+    if deps is None:
+        return ()
+    if isinstance(deps, (str, bytes)):
+        raise TypeError(
+            f"next-turn dependencies must be a collection of reference names, not a single {type(deps).__name__} "
+            f"({deps!r}); wrap it in a list"
+        )
+    if isinstance(deps, Collection):
+        return deps
+    if isinstance(deps, Iterable):
+        return tuple(deps)
+    raise TypeError(f"next-turn dependencies must be an iterable of names, got {type(deps).__name__}")
+
+
+def facts_of(adapter: CheckpointAdapter, checkpoint: Any) -> tuple[Any, ...]:
+    """Extract facts; an adapter that cannot read the object fails closed."""
+    try:
+        return adapter.extract(checkpoint)
+    except Exception as exc:  # noqa: BLE001 - unreadable means not resumable
+        turn = getattr(checkpoint, "turn", None)
+        raise SummaryReconciliationError(
+            None,
+            turn if isinstance(turn, int) else None,
+            "",
+            f"the checkpoint could not be read by adapter {adapter.name!r}: {type(exc).__name__}: {exc}",
+            kind=ReconciliationKind.NO_SUMMARY,
+        ) from exc
+
+
+def violation(
+    facts: tuple[Any, ...],
+    deps: Collection[str],
+    waived_kinds: Collection[ReconciliationKind] = (),
+    waived_refs: Collection[str] = (),
+) -> SummaryReconciliationError | None:
+    """The first violated condition as an error, or None when resumable."""
+    turn, recorded, has_summary, generation, partial, refs = facts
+    if not has_summary:
+        if ReconciliationKind.NO_SUMMARY not in waived_kinds:
+            return SummaryReconciliationError(
+                None, turn, "", "checkpoint carries no summary", kind=ReconciliationKind.NO_SUMMARY
+            )
+        return None  # nothing further can be checked without a summary
+    if generation != recorded and ReconciliationKind.GENERATION_MISMATCH not in waived_kinds:
+        return SummaryReconciliationError(
+            generation,
+            turn,
+            "",
+            f"summary generation {generation} does not match the generation {recorded} the checkpoint recorded",
+            kind=ReconciliationKind.GENERATION_MISMATCH,
+        )
+    if partial and ReconciliationKind.PARTIAL_SUMMARY not in waived_kinds:
+        return SummaryReconciliationError(
+            generation,
+            turn,
+            "",
+            "checkpoint captured a half-written summary",
+            kind=ReconciliationKind.PARTIAL_SUMMARY,
+        )
+    if refs is None:
+        refs = ()
+    if deps and not all(map(refs.__contains__, deps)):
+        for ref in deps:
+            if ref not in refs and ref not in waived_refs:
+                return SummaryReconciliationError(
+                    generation,
+                    turn,
+                    ref,
+                    "dependency not present verbatim in the summary; re-deriving it would be a new fact, not recovery",
+                    kind=ReconciliationKind.MISSING_DEPENDENCY,
+                )
+    return None
+
+
+def notify(error: SummaryReconciliationError, checkpoint: Any) -> None:
+    """Run observer hooks (logging, metrics). Slow path only."""
+    from summaryguard.plugins.manager import get_plugin_manager
+
+    get_plugin_manager().hook.summaryguard_observe_violation(error=error, checkpoint=checkpoint)
+
+
+def check_resume(checkpoint: Any, deps: Iterable[str] | None = None) -> None:
+    """Raise :class:`SummaryReconciliationError` unless ``checkpoint`` may be resumed.
+
+    ``deps`` are the references the next turn needs; when None they come from
+    the checkpoint (through its adapter). Observers are told of a violation;
+    resolution is the business of :func:`resume_guard`, which owns the resume.
+    """
+    adapter = _adapters.get(type(checkpoint)) or adapter_for(checkpoint)
+    deps = adapter.next_turn_deps(checkpoint) if deps is None else deps
+    error = violation(facts_of(adapter, checkpoint), normalize_deps(deps))
+    if error is not None:
+        notify(error, checkpoint)
+        raise error

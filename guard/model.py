@@ -1,0 +1,321 @@
+"""The data model both halves talk about: summaries, drop manifests, checkpoints.
+
+A :class:`Summary` is what compaction produced: a lossy projection of earlier
+turns, stamped with its generation and with a drop manifest that says what it
+left out. A :class:`Checkpoint` records a turn, the summary it holds and the
+generation it *believed* that summary had; the two disagreeing is exactly the
+inconsistency recovery must refuse.
+
+Everything here is immutable and serializes to plain JSON (never pickle): a
+checkpoint is input from disk, and input is validated field by field with an
+error that names the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from .errors import CheckpointFormatError, CheckpointIntegrityError
+
+__all__ = ["Checkpoint", "DroppedRef", "Summary"]
+
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class DroppedRef:
+    """One reference a compaction dropped.
+
+    ``last_known`` is the value (or a locator for it) as it was when dropped, and
+    ``tool`` the tool call that produced it, where known: calling that tool again
+    after a resume would be a re-derivation, not a recovery.
+    """
+
+    ref: str
+    last_known: Any = None
+    tool: str | None = None
+    turn: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ref": self.ref, "last_known": self.last_known, "tool": self.tool, "turn": self.turn}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "dropped") -> DroppedRef:
+        data = _expect_mapping(data, where)
+        _reject_unknown(data, {"ref", "last_known", "tool", "turn"}, where)
+        return cls(
+            ref=_expect_str(data.get("ref"), f"{where}.ref"),
+            last_known=_expect_json(data.get("last_known"), f"{where}.last_known"),
+            tool=_expect_optional_str(data.get("tool"), f"{where}.tool"),
+            turn=_expect_optional_int(data.get("turn"), f"{where}.turn"),
+        )
+
+
+@dataclass(frozen=True, eq=True)
+class Summary:
+    """A compacted summary, stamped.
+
+    ``verbatim_refs`` maps each reference the summary keeps to its verbatim
+    value; ``drop_manifest`` lists what it dropped. ``partial`` marks a summary
+    captured while it was still being written. ``turns`` is the inclusive range
+    of turns it covers.
+    """
+
+    generation: int
+    content: str = ""
+    verbatim_refs: Mapping[str, str] = field(default_factory=dict)
+    drop_manifest: tuple[DroppedRef, ...] = ()
+    parent_generation: int | None = None
+    partial: bool = False
+    turns: tuple[int, int] | None = None
+    #: Which tool produced each kept reference, so a later compaction that drops
+    #: it can still say which tool must not re-derive it.
+    provenance: Mapping[str, str] = field(default_factory=dict)
+
+    __hash__ = None  # type: ignore[assignment]  # holds a mapping
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verbatim_refs", dict(self.verbatim_refs))
+        object.__setattr__(self, "provenance", dict(self.provenance))
+        object.__setattr__(self, "drop_manifest", tuple(self.drop_manifest))
+        if self.turns is not None:
+            object.__setattr__(self, "turns", (int(self.turns[0]), int(self.turns[1])))
+
+    def dropped(self, ref: str) -> DroppedRef | None:
+        """The manifest entry for ``ref``, if this summary dropped it."""
+        for entry in self.drop_manifest:
+            if entry.ref == ref:
+                return entry
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "generation": self.generation,
+            "content": self.content,
+            "verbatim_refs": dict(self.verbatim_refs),
+            "drop_manifest": [d.to_dict() for d in self.drop_manifest],
+            "parent_generation": self.parent_generation,
+            "partial": self.partial,
+            "turns": list(self.turns) if self.turns is not None else None,
+            "provenance": dict(self.provenance),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "summary") -> Summary:
+        data = _expect_mapping(data, where)
+        _reject_unknown(
+            data,
+            {
+                "generation",
+                "content",
+                "verbatim_refs",
+                "drop_manifest",
+                "parent_generation",
+                "partial",
+                "turns",
+                "provenance",
+            },
+            where,
+        )
+        refs = _expect_mapping(data.get("verbatim_refs", {}), f"{where}.verbatim_refs")
+        for key, value in refs.items():
+            _expect_str(key, f"{where}.verbatim_refs (key)")
+            _expect_str(value, f"{where}.verbatim_refs[{key!r}]")
+        provenance = _expect_mapping(data.get("provenance", {}), f"{where}.provenance")
+        for key, value in provenance.items():
+            _expect_str(value, f"{where}.provenance[{key!r}]")
+        manifest = data.get("drop_manifest", [])
+        if not isinstance(manifest, list):
+            raise CheckpointFormatError(f"{where}.drop_manifest", f"expected a list, got {_kind(manifest)}")
+        turns = data.get("turns")
+        if turns is not None:
+            if not (isinstance(turns, list) and len(turns) == 2):
+                raise CheckpointFormatError(f"{where}.turns", "expected [first, last] or null")
+            first = _expect_int(turns[0], f"{where}.turns[0]")
+            last = _expect_int(turns[1], f"{where}.turns[1]")
+            if first > last:
+                raise CheckpointFormatError(f"{where}.turns", f"first turn {first} is after last turn {last}")
+            turns = (first, last)
+        partial = data.get("partial", False)
+        if not isinstance(partial, bool):
+            raise CheckpointFormatError(f"{where}.partial", f"expected true or false, got {_kind(partial)}")
+        return cls(
+            generation=_expect_int(data.get("generation"), f"{where}.generation"),
+            content=_expect_str(data.get("content", ""), f"{where}.content"),
+            verbatim_refs=refs,
+            drop_manifest=tuple(
+                DroppedRef.from_dict(item, f"{where}.drop_manifest[{i}]") for i, item in enumerate(manifest)
+            ),
+            parent_generation=_expect_optional_int(data.get("parent_generation"), f"{where}.parent_generation"),
+            partial=partial,
+            turns=turns,
+            provenance=provenance,
+        )
+
+
+@dataclass(frozen=True, eq=True)
+class Checkpoint:
+    """A durable point to resume from.
+
+    ``summary_generation`` is the generation the checkpoint *recorded* for its
+    summary when it was written; ``state`` is the agent's own JSON state;
+    ``next_turn_deps`` are the references the next turn is known to need (the
+    guard checks them when the resume function names none). ``digest`` is a
+    SHA-256 over the canonical JSON of everything else.
+    """
+
+    turn: int
+    summary: Summary | None
+    summary_generation: int | None
+    state: Mapping[str, Any] = field(default_factory=dict)
+    next_turn_deps: tuple[str, ...] = ()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "state", dict(self.state))
+        object.__setattr__(self, "next_turn_deps", tuple(self.next_turn_deps))
+
+    @cached_property
+    def digest(self) -> str:
+        """``sha256:<hex>`` of the canonical JSON body."""
+        return content_digest(self._body())
+
+    def resume_context(self) -> dict[str, Any]:
+        """What a resumed agent starts from: summary text, verbatim refs, state."""
+        summary = self.summary
+        return {
+            "turn": self.turn,
+            "summary": summary.content if summary is not None else None,
+            "refs": dict(summary.verbatim_refs) if summary is not None else {},
+            "state": dict(self.state),
+        }
+
+    def _body(self) -> dict[str, Any]:
+        return {
+            "turn": self.turn,
+            "summary": self.summary.to_dict() if self.summary is not None else None,
+            "summary_generation": self.summary_generation,
+            "state": dict(self.state),
+            "next_turn_deps": list(self.next_turn_deps),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        body = self._body()
+        body["digest"] = self.digest
+        return body
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "<data>") -> Checkpoint:
+        """Build and verify a checkpoint; a recorded digest must match.
+
+        Raises :class:`CheckpointFormatError` for a malformed shape and
+        :class:`CheckpointIntegrityError` when the digest does not match.
+        """
+        data = _expect_mapping(data, "")
+        _reject_unknown(data, {"turn", "summary", "summary_generation", "state", "next_turn_deps", "digest"}, "")
+        summary_data = data.get("summary")
+        deps = data.get("next_turn_deps", [])
+        if not isinstance(deps, list):
+            raise CheckpointFormatError("next_turn_deps", f"expected a list, got {_kind(deps)}")
+        state = _expect_mapping(data.get("state", {}), "state")
+        checkpoint = cls(
+            turn=_expect_int(data.get("turn"), "turn"),
+            summary=Summary.from_dict(summary_data) if summary_data is not None else None,
+            summary_generation=_expect_optional_int(data.get("summary_generation"), "summary_generation"),
+            state=_expect_json(state, "state"),
+            next_turn_deps=tuple(_expect_str(d, f"next_turn_deps[{i}]") for i, d in enumerate(deps)),
+        )
+        recorded = data.get("digest")
+        if recorded is not None:
+            _expect_str(recorded, "digest")
+            if recorded != checkpoint.digest:
+                raise CheckpointIntegrityError(
+                    source,
+                    f"content digest {recorded} does not match the content ({checkpoint.digest}): "
+                    "the checkpoint was modified or torn",
+                    checkpoint_turn=checkpoint.turn,
+                )
+        return checkpoint
+
+    @classmethod
+    def from_json(cls, text: str | bytes, *, source: str = "<json>") -> Checkpoint:
+        try:
+            data = json.loads(text)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise CheckpointIntegrityError(source, f"not valid JSON: {exc}") from None
+        return cls.from_dict(data, source=source)
+
+
+def content_digest(body: Mapping[str, Any]) -> str:
+    """SHA-256 of canonical JSON (sorted keys, no spaces, UTF-8)."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+# -- validation helpers: each names the field it rejects --------------------------------
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _expect_mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise CheckpointFormatError(where, f"expected an object, got {_kind(value)}")
+    return value
+
+
+def _reject_unknown(data: Mapping[str, Any], known: set[str], where: str) -> None:
+    unknown = sorted(str(k) for k in data if k not in known)
+    if unknown:
+        raise CheckpointFormatError(where, f"unknown field(s) {', '.join(unknown)}")
+
+
+def _expect_int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CheckpointFormatError(where, f"expected an integer, got {_kind(value)}")
+    return value
+
+
+def _expect_optional_int(value: Any, where: str) -> int | None:
+    return None if value is None else _expect_int(value, where)
+
+
+def _expect_str(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise CheckpointFormatError(where, f"expected a string, got {_kind(value)}")
+    return value
+
+
+def _expect_optional_str(value: Any, where: str) -> str | None:
+    return None if value is None else _expect_str(value, where)
+
+
+def _expect_json(value: Any, where: str) -> Any:
+    """Accept only what JSON can carry, so a round trip is exact."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_expect_json(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise CheckpointFormatError(where, f"keys must be strings, got {_kind(k)}")
+            out[k] = _expect_json(v, f"{where}.{k}")
+        return out
+    raise CheckpointFormatError(where, f"{_kind(value)} is not JSON data")
+
+
+def iter_strs(values: Iterable[Any], where: str) -> tuple[str, ...]:
+    """Validate a sequence of reference names."""
+    return tuple(_expect_str(v, f"{where}[{i}]") for i, v in enumerate(values))

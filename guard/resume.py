@@ -1,0 +1,290 @@
+"""``resume_guard``: the invariant, enforced at the door of a resume function.
+
+Decide once, run fast (the shape deal's contracts use): the decorator works out
+where the checkpoint and the dependencies are in the call when it wraps the
+function; each call then does a cached adapter lookup, the checks inline, and
+runs the body inside a resumed turn. Plugins are consulted only on a violation:
+observers first, then a resolver that may replay from an exact checkpoint or
+accept the divergence on record; with no resolution, the error propagates.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar, overload
+
+from .check import _adapters, adapter_for, facts_of, normalize_deps, notify, violation
+from .errors import ReconciliationKind, SummaryReconciliationError
+from .reconcile import AcceptDivergence, DivergenceRecord, Replay
+from .turn import ResumedTurn, _current
+
+__all__ = ["resume_guard"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: How many resolutions one call may go through before giving up (a resolver
+#: that keeps answering Replay with bad checkpoints must not loop forever).
+MAX_RESOLUTIONS = 16
+
+_PLAIN = (list, tuple, set, frozenset)
+_MISSING: Any = object()
+DepsSpec = "str | Callable[[Any], Iterable[str]] | None"
+
+
+@overload
+def resume_guard(fn: F, /) -> F: ...
+
+
+@overload
+def resume_guard(
+    *, deps: str | Callable[[Any], Iterable[str]] | None = None, checkpoint: str | None = None
+) -> Callable[[F], F]: ...
+
+
+def resume_guard(
+    fn: Any = None,
+    /,
+    *,
+    deps: str | Callable[[Any], Iterable[str]] | None = None,
+    checkpoint: str | None = None,
+) -> Any:
+    """Refuse to run a resume function unless its checkpoint may be resumed from.
+
+    ``checkpoint`` names the parameter holding the checkpoint (default: a
+    parameter called ``checkpoint``, else the first one that is not ``self`` or
+    ``cls``). ``deps`` gives the next turn's dependencies: the name of a
+    parameter holding them, a callable taking the checkpoint, or None to read
+    them from the checkpoint through its adapter.
+
+    Works on plain and ``async`` functions and methods, keeping name,
+    docstring and signature. Raises :class:`SummaryReconciliationError` before
+    the body runs on the first failing condition (summary present, generation
+    match, complete, every dependency verbatim) unless a plugin resolves it.
+    """
+    if fn is None:
+        return functools.partial(resume_guard, deps=deps, checkpoint=checkpoint)
+    if not callable(fn):
+        raise TypeError(f"resume_guard wraps a function, got {type(fn).__name__}")
+    return _Guarded(fn, deps, checkpoint).build()
+
+
+class _Guarded:
+    """Everything decided once about one guarded function."""
+
+    def __init__(self, fn: Callable[..., Any], deps: Any, checkpoint: str | None) -> None:
+        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+            raise TypeError(
+                f"resume_guard cannot guard generator {fn.__qualname__}: its body runs after the call returns, "
+                "outside the resumed turn; guard the function that consumes it instead"
+            )
+        self.fn = fn
+        signature = inspect.signature(fn)
+        params = list(signature.parameters.values())
+        self.cp_name, self.cp_index, self.cp_default = _locate(fn, params, checkpoint, "checkpoint")
+        self.deps_mode = "checkpoint"
+        self.deps_name = ""
+        self.deps_index = -1
+        self.deps_default: Any = _MISSING
+        self.deps_fn: Callable[[Any], Iterable[str]] | None = None
+        if isinstance(deps, str):
+            self.deps_mode = "param"
+            self.deps_name, self.deps_index, self.deps_default = _locate(fn, params, deps, "deps")
+        elif callable(deps):
+            self.deps_mode = "callable"
+            self.deps_fn = deps
+        elif deps is not None:
+            raise TypeError(f"resume_guard(deps=...) takes a parameter name or a callable, got {type(deps).__name__}")
+
+    # -- building the wrapper ----------------------------------------------------------
+
+    def build(self) -> Callable[..., Any]:
+        fn = self.fn
+        get_checkpoint = self._checkpoint_getter()
+        get_deps = self._deps_getter()
+        slow = self._slow_path
+        adapters = _adapters
+        current = _current
+
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                cp = get_checkpoint(args, kwargs)
+                adapter = adapters.get(type(cp)) or adapter_for(cp)
+                deps = get_deps(args, kwargs, cp, adapter)
+                try:
+                    facts = adapter.extract(cp)
+                except Exception:
+                    facts = facts_of(adapter, cp)  # raises a reconciliation error
+                _, recorded, has_summary, generation, partial, refs = facts
+                if not has_summary or generation != recorded or partial or (deps and not all(map(refs.__contains__, deps))):
+                    args, kwargs, turn = slow(args, kwargs, cp, adapter, facts, deps)
+                else:
+                    turn = ResumedTurn(cp, adapter, facts)
+                token = current.set(turn)
+                try:
+                    return await fn(*args, **kwargs)
+                finally:
+                    current.reset(token)
+
+            return async_wrapper
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            cp = get_checkpoint(args, kwargs)
+            adapter = adapters.get(type(cp)) or adapter_for(cp)
+            deps = get_deps(args, kwargs, cp, adapter)
+            try:
+                facts = adapter.extract(cp)
+            except Exception:
+                facts = facts_of(adapter, cp)  # raises a reconciliation error
+            _, recorded, has_summary, generation, partial, refs = facts
+            if not has_summary or generation != recorded or partial or (deps and not all(map(refs.__contains__, deps))):
+                args, kwargs, turn = slow(args, kwargs, cp, adapter, facts, deps)
+            else:
+                turn = ResumedTurn(cp, adapter, facts)
+            token = current.set(turn)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                current.reset(token)
+
+        return wrapper
+
+    def _checkpoint_getter(self) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
+        index, name, default, qualname = self.cp_index, self.cp_name, self.cp_default, self.fn.__qualname__
+
+        def get_checkpoint(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            if 0 <= index < len(args):
+                return args[index]
+            value = kwargs.get(name, default)
+            if value is _MISSING:
+                raise TypeError(f"{qualname}() missing the checkpoint argument {name!r}")
+            return value
+
+        return get_checkpoint
+
+    def _deps_getter(self) -> Callable[..., Any]:
+        if self.deps_mode == "param":
+            index, name, default, qualname = self.deps_index, self.deps_name, self.deps_default, self.fn.__qualname__
+
+            def from_param(args: tuple[Any, ...], kwargs: dict[str, Any], cp: Any, adapter: Any) -> Any:
+                if 0 <= index < len(args):
+                    deps = args[index]
+                else:
+                    deps = kwargs.get(name, default)
+                    if deps is _MISSING:
+                        raise TypeError(f"{qualname}() missing the dependencies argument {name!r}")
+                return deps if type(deps) in _PLAIN else normalize_deps(deps)
+
+            return from_param
+        if self.deps_mode == "callable":
+            deps_fn = self.deps_fn
+            assert deps_fn is not None
+
+            def from_callable(args: tuple[Any, ...], kwargs: dict[str, Any], cp: Any, adapter: Any) -> Any:
+                deps = deps_fn(cp)
+                return deps if type(deps) in _PLAIN else normalize_deps(deps)
+
+            return from_callable
+
+        def from_checkpoint(args: tuple[Any, ...], kwargs: dict[str, Any], cp: Any, adapter: Any) -> Any:
+            try:
+                deps = adapter.next_turn_deps(cp)
+            except Exception:  # noqa: BLE001 - unreadable deps: let the checks fail closed
+                facts_of(adapter, cp)
+                raise
+            return deps if type(deps) in _PLAIN else normalize_deps(deps)
+
+        return from_checkpoint
+
+    # -- the slow path: a violation ----------------------------------------------------
+
+    def _slow_path(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        cp: Any,
+        adapter: Any,
+        facts: tuple[Any, ...],
+        deps: Any,
+    ) -> tuple[tuple[Any, ...], dict[str, Any], ResumedTurn]:
+        from summaryguard.plugins.manager import get_plugin_manager
+
+        hooks = get_plugin_manager().hook
+        waived_kinds: set[ReconciliationKind] = set()
+        waived_refs: set[str] = set()
+        records: list[DivergenceRecord] = []
+        error: SummaryReconciliationError | None = None
+        for _ in range(MAX_RESOLUTIONS):
+            error = violation(facts, deps, waived_kinds, waived_refs)
+            if error is None:
+                break
+            notify(error, cp)
+            resolution = hooks.summaryguard_resolve_violation(error=error, checkpoint=cp)
+            if resolution is None:
+                raise error
+            if isinstance(resolution, Replay):
+                cp = resolution.checkpoint
+                args, kwargs = self._substitute(args, kwargs, cp)
+                adapter = adapter_for(cp)
+                facts = facts_of(adapter, cp)
+                deps = self._deps_getter()(args, kwargs, cp, adapter)
+                waived_kinds.clear()
+                waived_refs.clear()
+                records.clear()
+            elif isinstance(resolution, AcceptDivergence):
+                record = DivergenceRecord.from_error(error, resolution.reason, resolution.accepted_by)
+                records.append(record)
+                hooks.summaryguard_divergence_accepted(record=record)
+                if error.missing_ref:
+                    waived_refs.add(error.missing_ref)
+                else:
+                    waived_kinds.add(error.kind)
+            else:
+                raise TypeError(
+                    f"a summaryguard_resolve_violation hook returned {resolution!r}; "
+                    "expected Replay, AcceptDivergence or None"
+                )
+        else:
+            assert error is not None
+            error.reason += f" (still unresolved after {MAX_RESOLUTIONS} resolutions)"
+            raise error
+        turn = ResumedTurn(cp, adapter, facts)
+        for record in records:
+            turn.record(record)
+        return args, kwargs, turn
+
+    def _substitute(self, args: tuple[Any, ...], kwargs: dict[str, Any], cp: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if 0 <= self.cp_index < len(args):
+            new_args = list(args)
+            new_args[self.cp_index] = cp
+            return tuple(new_args), kwargs
+        return args, {**kwargs, self.cp_name: cp}
+
+
+def _locate(fn: Callable[..., Any], params: list[inspect.Parameter], wanted: str | None, role: str) -> tuple[str, int, Any]:
+    """Find a parameter: (name, positional index or -1, default or _MISSING)."""
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    named = {p.name: p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    if wanted is None:
+        if "checkpoint" in named:
+            wanted = "checkpoint"
+        else:
+            candidates = [p for p in params if p.name not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+            if not candidates:
+                raise TypeError(f"resume_guard: {fn.__qualname__}() takes no parameter that could hold the checkpoint")
+            wanted = candidates[0].name
+    param = named.get(wanted)
+    if param is None:
+        raise TypeError(
+            f"resume_guard({role}={wanted!r}): {fn.__qualname__}() has no parameter {wanted!r} "
+            f"(it has {', '.join(named) or 'none'})"
+        )
+    index = positional.index(param) if param in positional else -1
+    if param.kind is param.KEYWORD_ONLY:
+        index = -1
+    default = param.default if param.default is not param.empty else _MISSING
+    return param.name, index, default

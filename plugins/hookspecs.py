@@ -1,0 +1,88 @@
+"""Every hook summaryguard calls, in one place.
+
+Both halves share this plugin system: the runtime guard asks plugins how to read
+a checkpoint and what to do about a violation; the analyzer asks them for
+vocabulary (framework names) and extra rules. Implement a hook with the
+:data:`hookimpl` marker and register the object, or publish it under the
+entry-point group ``summaryguard``.
+
+Hook calls are never on a hot path: adapters are resolved once per checkpoint
+type, and the violation hooks run only when a resume is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from summaryguard.guard.adapter import CheckpointAdapter
+    from summaryguard.guard.errors import SummaryReconciliationError
+    from summaryguard.guard.reconcile import DivergenceRecord, Resolution
+
+PROJECT_NAME = "summaryguard"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+# -- runtime guard ----------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def summaryguard_checkpoint_adapter(checkpoint_type: type, checkpoint: Any) -> CheckpointAdapter | None:
+    """Return an adapter that reads checkpoints of ``checkpoint_type``, or None.
+
+    Called once per type (the answer is cached for that type), with one instance
+    as a sample. The first non-None answer wins; the built-in adapters for
+    attribute objects and mappings run last, so a plugin's adapter for a
+    specific type always takes precedence.
+    """
+
+
+@hookspec
+def summaryguard_observe_violation(error: SummaryReconciliationError, checkpoint: Any) -> None:
+    """Observe a refused resume or a blocked re-derivation (log it, count it).
+
+    Runs before resolution; an observer must not raise.
+    """
+
+
+@hookspec(firstresult=True)
+def summaryguard_resolve_violation(error: SummaryReconciliationError, checkpoint: Any) -> Resolution | None:
+    """Decide what happens instead of the refused resume, or None to raise.
+
+    Return :class:`summaryguard.guard.Replay` with an exact checkpoint to resume
+    from instead (it is checked like the first), or
+    :class:`summaryguard.guard.AcceptDivergence` to go on with the divergence
+    accepted and recorded. Never return something that re-derives silently.
+    """
+
+
+@hookspec
+def summaryguard_divergence_accepted(record: DivergenceRecord) -> None:
+    """A divergence was accepted explicitly; persist the record (new provenance)."""
+
+
+# -- static analyzer --------------------------------------------------------------------
+
+
+@hookspec
+def summaryguard_vocabulary() -> Mapping[str, Iterable[str]] | None:
+    """Contribute analyzer vocabulary.
+
+    Return a mapping from a category to qualified names or glob patterns. The
+    categories are ``resume-calls``, ``tool-calls``, ``tool-decorators``,
+    ``compaction-calls``, ``checkpoint-writes``, ``checkpoint-loads`` and
+    ``validators``.
+    """
+
+
+@hookspec
+def summaryguard_lint_rules() -> Sequence[type] | None:
+    """Contribute extra lint rules (subclasses of the analyzer's rule base).
+
+    Plugin rules use their own code prefix; codes and names must be unique.
+    """

@@ -1,0 +1,165 @@
+"""The one plugin manager, built lazily and once.
+
+Built-in plugins are registered through the same manager as third-party ones.
+Entry points of the group ``summaryguard`` are loaded on first use; a plugin
+that fails to import or register is reported (a :class:`PluginLoadWarning` and
+an entry in :func:`plugin_errors`), never fatal to the host agent.
+
+Environment:
+
+* ``SUMMARYGUARD_DISABLE_PLUGIN_AUTOLOAD=1``: load no entry-point plugins;
+* ``SUMMARYGUARD_BLOCK_PLUGINS=name,other``: skip these entry-point names.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+
+__all__ = [
+    "BUILTIN_PLUGINS",
+    "PluginLoadError",
+    "PluginLoadWarning",
+    "get_plugin_manager",
+    "plugin_errors",
+    "register",
+    "reset_plugin_manager",
+    "unregister",
+]
+
+ENTRY_POINT_GROUP = "summaryguard"
+DISABLE_AUTOLOAD_ENV = "SUMMARYGUARD_DISABLE_PLUGIN_AUTOLOAD"
+BLOCK_ENV = "SUMMARYGUARD_BLOCK_PLUGINS"
+
+#: Modules registered as plugins before any third-party plugin.
+BUILTIN_PLUGINS: tuple[str, ...] = (
+    "summaryguard.plugins.checkpoint_native",
+    "summaryguard.plugins.checkpoint_attributes",
+    "summaryguard.plugins.checkpoint_mappings",
+    "summaryguard.plugins.observe_logging",
+)
+
+
+class PluginLoadWarning(UserWarning):
+    """A third-party plugin could not be loaded; the host goes on without it."""
+
+
+@dataclass(frozen=True)
+class PluginLoadError:
+    """Why one plugin was not loaded."""
+
+    name: str
+    value: str
+    error: str
+
+
+_lock = threading.RLock()
+_manager: pluggy.PluginManager | None = None
+_errors: list[PluginLoadError] = []
+#: Called with no arguments whenever the set of plugins changes (cache resets).
+_listeners: list[Callable[[], None]] = []
+
+
+def get_plugin_manager() -> pluggy.PluginManager:
+    """The process-wide manager, with built-ins and entry points loaded."""
+    manager = _manager
+    if manager is not None:
+        return manager
+    with _lock:
+        if _manager is None:
+            _build()
+        assert _manager is not None
+        return _manager
+
+
+def _build() -> None:
+    global _manager
+    manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    manager.add_hookspecs(hookspecs)
+    for module_name in BUILTIN_PLUGINS:
+        manager.register(importlib.import_module(module_name), name=module_name)
+    _errors.clear()
+    if not _truthy(os.environ.get(DISABLE_AUTOLOAD_ENV)):
+        _load_entry_points(manager)
+    manager.check_pending()
+    _manager = manager
+    _changed()
+
+
+def _load_entry_points(manager: pluggy.PluginManager) -> None:
+    blocked = {n.strip() for n in os.environ.get(BLOCK_ENV, "").split(",") if n.strip()}
+    for name in blocked:
+        manager.set_blocked(name)
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in blocked or manager.get_plugin(ep.name) is not None:
+            continue
+        try:
+            plugin = ep.load()
+            manager.register(plugin, name=ep.name)
+            # A plugin whose hooks are not in our specs is a broken plugin too.
+            manager.check_pending()
+        except Exception as exc:  # noqa: BLE001 - any failure of a plugin is reported, not raised
+            if manager.get_plugin(ep.name) is not None:
+                manager.unregister(name=ep.name)
+            error = PluginLoadError(ep.name, ep.value, f"{type(exc).__name__}: {exc}")
+            _errors.append(error)
+            warnings.warn(
+                f"summaryguard: plugin {ep.name!r} ({ep.value}) was not loaded: {error.error}",
+                PluginLoadWarning,
+                stacklevel=3,
+            )
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def plugin_errors() -> list[PluginLoadError]:
+    """The plugins that failed to load in this process, with the reason."""
+    get_plugin_manager()
+    return list(_errors)
+
+
+def register(plugin: Any, name: str | None = None) -> str:
+    """Register a plugin object (module, class or instance with hookimpls)."""
+    with _lock:
+        registered = get_plugin_manager().register(plugin, name=name)
+        get_plugin_manager().check_pending()
+        _changed()
+    assert registered is not None
+    return registered
+
+
+def unregister(plugin: Any = None, name: str | None = None) -> None:
+    """Remove a plugin registered earlier."""
+    with _lock:
+        get_plugin_manager().unregister(plugin, name=name)
+        _changed()
+
+
+def reset_plugin_manager() -> None:
+    """Forget the manager; the next use builds it afresh (tests, reloads)."""
+    global _manager
+    with _lock:
+        _manager = None
+        _changed()
+
+
+def on_plugins_changed(listener: Callable[[], None]) -> None:
+    """Call ``listener`` whenever plugins are (un)registered: cache owners use it."""
+    _listeners.append(listener)
+
+
+def _changed() -> None:
+    for listener in list(_listeners):
+        listener()

@@ -1,0 +1,1 @@
+"""summaryguard's static half: a libcst analyzer for the resume invariant."""
