@@ -160,16 +160,32 @@ class CheckpointFormatError(ValueError):
         self.problem = problem
         super().__init__(f"{where}: {problem}" if where else problem)
 
+    def __reduce__(self) -> Any:  # ``args`` holds the message, not the two fields
+        return (type(self), (self.where, self.problem))
+
 
 class UnsupportedCheckpointError(TypeError):
     """No adapter understands this checkpoint object."""
 
-    def __init__(self, checkpoint_type: type) -> None:
+    def __init__(self, checkpoint_type: type | None, type_name: str | None = None) -> None:
+        #: The checkpoint's type; None after unpickling when the type itself
+        #: could not travel (a class defined inside a function).
         self.checkpoint_type = checkpoint_type
-        name = f"{checkpoint_type.__module__}.{checkpoint_type.__qualname__}"
+        #: ``module.qualname`` of the type, always kept.
+        self.type_name = type_name or f"{checkpoint_type.__module__}.{checkpoint_type.__qualname__}"
         super().__init__(
-            f"summaryguard cannot read a checkpoint of type {name}: it has none of the "
+            f"summaryguard cannot read a checkpoint of type {self.type_name}: it has none of the "
             "attributes or keys 'summary', 'summary_generation', 'turn'. Register an "
             "adapter: implement the hook 'summaryguard_checkpoint_adapter' in a plugin "
             "(entry-point group 'summaryguard', or summaryguard.plugins.register(plugin))."
         )
+
+    def __reduce__(self) -> Any:  # ``args`` holds the message; keep the fields
+        import pickle
+
+        checkpoint_type = self.checkpoint_type
+        try:
+            pickle.dumps(checkpoint_type)  # by reference: fails for local classes
+        except Exception:  # noqa: BLE001 - the name alone still says what it was
+            checkpoint_type = None
+        return (type(self), (checkpoint_type, self.type_name))
