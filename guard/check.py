@@ -77,14 +77,28 @@ def facts_of(adapter: CheckpointAdapter, checkpoint: Any) -> tuple[Any, ...]:
     try:
         return adapter.extract(checkpoint)
     except Exception as exc:  # noqa: BLE001 - unreadable means not resumable
-        turn = getattr(checkpoint, "turn", None)
-        raise SummaryReconciliationError(
-            None,
-            turn if isinstance(turn, int) else None,
-            "",
-            f"the checkpoint could not be read by adapter {adapter.name!r}: {type(exc).__name__}: {exc}",
-            kind=ReconciliationKind.NO_SUMMARY,
-        ) from exc
+        raise unreadable(adapter, checkpoint, exc, "the checkpoint") from exc
+
+
+def deps_of(adapter: CheckpointAdapter, checkpoint: Any) -> Any:
+    """The checkpoint's own next-turn dependencies; unreadable ones fail closed."""
+    try:
+        return adapter.next_turn_deps(checkpoint)
+    except Exception as exc:  # noqa: BLE001 - unknown deps cannot be shown present
+        raise unreadable(adapter, checkpoint, exc, "the next turn's dependencies") from exc
+
+
+def unreadable(adapter: CheckpointAdapter, checkpoint: Any, exc: Exception, what: str) -> SummaryReconciliationError:
+    """The error for an adapter that raised while reading ``what``."""
+    turn = getattr(checkpoint, "turn", None)
+    return SummaryReconciliationError(
+        None,
+        turn if isinstance(turn, int) else None,
+        "",
+        f"{what} could not be read by adapter {getattr(adapter, 'name', type(adapter).__name__)!r}: "
+        f"{type(exc).__name__}: {exc}",
+        kind=ReconciliationKind.NO_SUMMARY,
+    )
 
 
 def violation(
@@ -147,7 +161,7 @@ def check_resume(checkpoint: Any, deps: Iterable[str] | None = None) -> None:
     resolution is the business of :func:`resume_guard`, which owns the resume.
     """
     adapter = _adapters.get(type(checkpoint)) or adapter_for(checkpoint)
-    deps = adapter.next_turn_deps(checkpoint) if deps is None else deps
+    deps = deps_of(adapter, checkpoint) if deps is None else deps
     error = violation(facts_of(adapter, checkpoint), normalize_deps(deps))
     if error is not None:
         notify(error, checkpoint)

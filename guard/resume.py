@@ -15,7 +15,7 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, overload
 
-from .check import _adapters, adapter_for, facts_of, normalize_deps, notify, violation
+from .check import _adapters, adapter_for, deps_of, facts_of, normalize_deps, notify, violation
 from .errors import ReconciliationKind, SummaryReconciliationError
 from .reconcile import AcceptDivergence, DivergenceRecord, Replay
 from .turn import ResumedTurn, _current
@@ -24,13 +24,15 @@ __all__ = ["resume_guard"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: How many resolutions one call may go through before giving up (a resolver
-#: that keeps answering Replay with bad checkpoints must not loop forever).
+#: How many Replay resolutions one call may go through before giving up (a
+#: resolver that keeps answering Replay with bad checkpoints must not loop
+#: forever). Acceptances are not counted: each one waives a distinct condition
+#: (one kind or one missing reference), so they always come to an end, and a
+#: checkpoint missing many dependencies can have every one accepted.
 MAX_RESOLUTIONS = 16
 
 _PLAIN = (list, tuple, set, frozenset)
 _MISSING: Any = object()
-DepsSpec = "str | Callable[[Any], Iterable[str]] | None"
 
 
 @overload
@@ -56,7 +58,9 @@ def resume_guard(
     parameter called ``checkpoint``, else the first one that is not ``self`` or
     ``cls``). ``deps`` gives the next turn's dependencies: the name of a
     parameter holding them, a callable taking the checkpoint, or None to read
-    them from the checkpoint through its adapter.
+    them from the checkpoint through its adapter. A deps parameter (or
+    callable) whose value is None falls back to the checkpoint's own, as
+    :func:`check_resume` does: None never means "check nothing".
 
     Works on plain and ``async`` functions and methods, keeping name,
     docstring and signature. Raises :class:`SummaryReconciliationError` before
@@ -177,7 +181,10 @@ class _Guarded:
                     deps = kwargs.get(name, default)
                     if deps is _MISSING:
                         raise TypeError(f"{qualname}() missing the dependencies argument {name!r}")
-                return deps if type(deps) in _PLAIN else normalize_deps(deps)
+                if type(deps) in _PLAIN:
+                    return deps
+                # None means "not given here": the checkpoint's own deps still apply.
+                return normalize_deps(deps_of(adapter, cp) if deps is None else deps)
 
             return from_param
         if self.deps_mode == "callable":
@@ -186,16 +193,17 @@ class _Guarded:
 
             def from_callable(args: tuple[Any, ...], kwargs: dict[str, Any], cp: Any, adapter: Any) -> Any:
                 deps = deps_fn(cp)
-                return deps if type(deps) in _PLAIN else normalize_deps(deps)
+                if type(deps) in _PLAIN:
+                    return deps
+                return normalize_deps(deps_of(adapter, cp) if deps is None else deps)
 
             return from_callable
 
         def from_checkpoint(args: tuple[Any, ...], kwargs: dict[str, Any], cp: Any, adapter: Any) -> Any:
             try:
                 deps = adapter.next_turn_deps(cp)
-            except Exception:  # noqa: BLE001 - unreadable deps: let the checks fail closed
-                facts_of(adapter, cp)
-                raise
+            except Exception:  # noqa: BLE001 - unreadable deps fail closed (inline: fast path)
+                deps = deps_of(adapter, cp)  # raises a reconciliation error
             return deps if type(deps) in _PLAIN else normalize_deps(deps)
 
         return from_checkpoint
@@ -217,8 +225,8 @@ class _Guarded:
         waived_kinds: set[ReconciliationKind] = set()
         waived_refs: set[str] = set()
         records: list[DivergenceRecord] = []
-        error: SummaryReconciliationError | None = None
-        for _ in range(MAX_RESOLUTIONS):
+        replays = 0
+        while True:
             error = violation(facts, deps, waived_kinds, waived_refs)
             if error is None:
                 break
@@ -227,6 +235,10 @@ class _Guarded:
             if resolution is None:
                 raise error
             if isinstance(resolution, Replay):
+                replays += 1
+                if replays > MAX_RESOLUTIONS:
+                    error.reason += f" (still unresolved after {MAX_RESOLUTIONS} replays)"
+                    raise error
                 cp = resolution.checkpoint
                 args, kwargs = self._substitute(args, kwargs, cp)
                 adapter = adapter_for(cp)
@@ -239,7 +251,9 @@ class _Guarded:
                 record = DivergenceRecord.from_error(error, resolution.reason, resolution.accepted_by)
                 records.append(record)
                 hooks.summaryguard_divergence_accepted(record=record)
-                if error.missing_ref:
+                # Each acceptance waives the condition it answers, so the next
+                # round reports a different one: acceptances always terminate.
+                if error.kind is ReconciliationKind.MISSING_DEPENDENCY:
                     waived_refs.add(error.missing_ref)
                 else:
                     waived_kinds.add(error.kind)
@@ -248,10 +262,6 @@ class _Guarded:
                     f"a summaryguard_resolve_violation hook returned {resolution!r}; "
                     "expected Replay, AcceptDivergence or None"
                 )
-        else:
-            assert error is not None
-            error.reason += f" (still unresolved after {MAX_RESOLUTIONS} resolutions)"
-            raise error
         turn = ResumedTurn(cp, adapter, facts)
         for record in records:
             turn.record(record)
