@@ -131,10 +131,19 @@ def plugin_errors() -> list[PluginLoadError]:
 
 
 def register(plugin: Any, name: str | None = None) -> str:
-    """Register a plugin object (module, class or instance with hookimpls)."""
+    """Register a plugin object (module, class or instance with hookimpls).
+
+    Raises :class:`pluggy.PluginValidationError` (and registers nothing) when a
+    hookimpl matches no specification or its arguments do not fit one.
+    """
     with _lock:
-        registered = get_plugin_manager().register(plugin, name=name)
-        get_plugin_manager().check_pending()
+        manager = get_plugin_manager()
+        registered = manager.register(plugin, name=name)
+        try:
+            manager.check_pending()  # a hook we do not specify: refuse the plugin
+        except Exception:
+            manager.unregister(plugin)
+            raise
         _changed()
     assert registered is not None
     return registered
