@@ -13,6 +13,7 @@ type (then cached) and when the invariant fails.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -147,10 +148,22 @@ def violation(
 
 
 def notify(error: SummaryReconciliationError, checkpoint: Any) -> None:
-    """Run observer hooks (logging, metrics). Slow path only."""
+    """Run observer hooks (logging, metrics). Slow path only.
+
+    An observer that raises is reported as a warning: it must not replace the
+    reconciliation error the controller is waiting for.
+    """
     from summaryguard.plugins.manager import get_plugin_manager
 
-    get_plugin_manager().hook.summaryguard_observe_violation(error=error, checkpoint=checkpoint)
+    try:
+        get_plugin_manager().hook.summaryguard_observe_violation(error=error, checkpoint=checkpoint)
+    except Exception as exc:  # noqa: BLE001 - a broken observer must not change the outcome
+        warnings.warn(
+            f"summaryguard: an observer of summaryguard_observe_violation raised {type(exc).__name__}: {exc}; "
+            f"the {error.kind} error is raised as usual",
+            RuntimeWarning,
+            stacklevel=2,
+        )
 
 
 def check_resume(checkpoint: Any, deps: Iterable[str] | None = None) -> None:
