@@ -89,11 +89,16 @@ def deps_of(adapter: CheckpointAdapter, checkpoint: Any) -> Any:
         raise unreadable(adapter, checkpoint, exc, "the next turn's dependencies") from exc
 
 
-def unreadable(adapter: CheckpointAdapter, checkpoint: Any, exc: Exception, what: str) -> SummaryReconciliationError:
-    """The error for an adapter that raised while reading ``what``."""
-    turn = getattr(checkpoint, "turn", None)
+def unreadable(
+    adapter: CheckpointAdapter, checkpoint: Any, exc: Exception, what: str, facts: tuple[Any, ...] | None = None
+) -> SummaryReconciliationError:
+    """The error for an adapter that raised while reading ``what`` (``facts`` if already read)."""
+    if facts is not None:
+        generation, turn = facts[3], facts[0]
+    else:
+        generation, turn = None, getattr(checkpoint, "turn", None)
     return SummaryReconciliationError(
-        None,
+        generation,
         turn if isinstance(turn, int) else None,
         "",
         f"{what} could not be read by adapter {getattr(adapter, 'name', type(adapter).__name__)!r}: "

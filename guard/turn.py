@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .adapter import CheckpointAdapter
+from .check import unreadable
 from .reconcile import DivergenceRecord
 
 __all__ = ["ResumedTurn", "accept_divergence", "current_turn"]
@@ -47,7 +48,11 @@ class ResumedTurn:
         by_tool = self._by_tool
         if by_tool is None:
             by_tool = {}
-            for entry in self.adapter.drop_manifest(self.checkpoint):
+            try:
+                manifest = list(self.adapter.drop_manifest(self.checkpoint))
+            except Exception as exc:  # noqa: BLE001 - an unknown manifest cannot clear any tool
+                raise unreadable(self.adapter, self.checkpoint, exc, "the drop manifest", self.facts) from exc
+            for entry in manifest:
                 tool = getattr(entry, "tool", None)
                 if tool:
                     by_tool.setdefault(tool, []).append(entry)
