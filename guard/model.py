@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -80,11 +81,21 @@ class Summary:
     __hash__ = None  # type: ignore[assignment]  # holds a mapping
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "verbatim_refs", dict(self.verbatim_refs))
-        object.__setattr__(self, "provenance", dict(self.provenance))
-        object.__setattr__(self, "drop_manifest", tuple(self.drop_manifest))
-        if self.turns is not None:
-            object.__setattr__(self, "turns", (int(self.turns[0]), int(self.turns[1])))
+        # Refuse at construction what could be written but never loaded back:
+        # such a checkpoint would be lost exactly when recovery needs it.
+        fields = _summary_fields(
+            "summary",
+            self.generation,
+            self.content,
+            self.verbatim_refs,
+            self.drop_manifest,
+            self.parent_generation,
+            self.partial,
+            self.turns,
+            self.provenance,
+        )
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
 
     def dropped(self, ref: str) -> DroppedRef | None:
         """The manifest entry for ``ref``, if this summary dropped it."""
@@ -122,40 +133,62 @@ class Summary:
             },
             where,
         )
-        refs = _expect_mapping(data.get("verbatim_refs", {}), f"{where}.verbatim_refs")
-        for key, value in refs.items():
-            _expect_str(key, f"{where}.verbatim_refs (key)")
-            _expect_str(value, f"{where}.verbatim_refs[{key!r}]")
-        provenance = _expect_mapping(data.get("provenance", {}), f"{where}.provenance")
-        for key, value in provenance.items():
-            _expect_str(value, f"{where}.provenance[{key!r}]")
         manifest = data.get("drop_manifest", [])
         if not isinstance(manifest, list):
             raise CheckpointFormatError(f"{where}.drop_manifest", f"expected a list, got {_kind(manifest)}")
-        turns = data.get("turns")
-        if turns is not None:
-            if not (isinstance(turns, list) and len(turns) == 2):
-                raise CheckpointFormatError(f"{where}.turns", "expected [first, last] or null")
-            first = _expect_int(turns[0], f"{where}.turns[0]")
-            last = _expect_int(turns[1], f"{where}.turns[1]")
-            if first > last:
-                raise CheckpointFormatError(f"{where}.turns", f"first turn {first} is after last turn {last}")
-            turns = (first, last)
-        partial = data.get("partial", False)
-        if not isinstance(partial, bool):
-            raise CheckpointFormatError(f"{where}.partial", f"expected true or false, got {_kind(partial)}")
-        return cls(
-            generation=_expect_int(data.get("generation"), f"{where}.generation"),
-            content=_expect_str(data.get("content", ""), f"{where}.content"),
-            verbatim_refs=refs,
-            drop_manifest=tuple(
-                DroppedRef.from_dict(item, f"{where}.drop_manifest[{i}]") for i, item in enumerate(manifest)
-            ),
-            parent_generation=_expect_optional_int(data.get("parent_generation"), f"{where}.parent_generation"),
-            partial=partial,
-            turns=turns,
-            provenance=provenance,
+        fields = _summary_fields(
+            where,
+            data.get("generation"),
+            data.get("content", ""),
+            data.get("verbatim_refs", {}),
+            [DroppedRef.from_dict(item, f"{where}.drop_manifest[{i}]") for i, item in enumerate(manifest)],
+            data.get("parent_generation"),
+            data.get("partial", False),
+            data.get("turns"),
+            data.get("provenance", {}),
         )
+        return cls(**fields)
+
+
+def _summary_fields(
+    where: str,
+    generation: Any,
+    content: Any,
+    verbatim_refs: Any,
+    drop_manifest: Any,
+    parent_generation: Any,
+    partial: Any,
+    turns: Any,
+    provenance: Any,
+) -> dict[str, Any]:
+    """Validate and normalize the fields of a summary; errors name ``where.field``."""
+    if not isinstance(partial, bool):
+        raise CheckpointFormatError(f"{where}.partial", f"expected true or false, got {_kind(partial)}")
+    if isinstance(drop_manifest, (str, bytes, Mapping)) or not isinstance(drop_manifest, Iterable):
+        raise CheckpointFormatError(f"{where}.drop_manifest", f"expected a list, got {_kind(drop_manifest)}")
+    return {
+        "generation": _expect_int(generation, f"{where}.generation"),
+        "content": _expect_str(content, f"{where}.content"),
+        "verbatim_refs": _expect_str_map(verbatim_refs, f"{where}.verbatim_refs"),
+        "drop_manifest": tuple(_checked_dropped(e, f"{where}.drop_manifest[{i}]") for i, e in enumerate(drop_manifest)),
+        "parent_generation": _expect_optional_int(parent_generation, f"{where}.parent_generation"),
+        "partial": partial,
+        "turns": _expect_span(turns, f"{where}.turns"),
+        "provenance": _expect_str_map(provenance, f"{where}.provenance"),
+    }
+
+
+def _checked_dropped(entry: Any, where: str) -> DroppedRef:
+    """A manifest entry a summary may hold: its fields must survive JSON exactly."""
+    if not isinstance(entry, DroppedRef):
+        raise CheckpointFormatError(where, f"expected a DroppedRef, got {_kind(entry)}")
+    _expect_str(entry.ref, f"{where}.ref")
+    _expect_optional_str(entry.tool, f"{where}.tool")
+    _expect_optional_int(entry.turn, f"{where}.turn")
+    last_known = _expect_json(entry.last_known, f"{where}.last_known")
+    if last_known is entry.last_known:
+        return entry
+    return DroppedRef(entry.ref, last_known, entry.tool, entry.turn)
 
 
 @dataclass(frozen=True, eq=True)
@@ -178,8 +211,16 @@ class Checkpoint:
     __hash__ = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "state", dict(self.state))
-        object.__setattr__(self, "next_turn_deps", tuple(self.next_turn_deps))
+        _expect_int(self.turn, "turn")
+        if self.summary is not None and not isinstance(self.summary, Summary):
+            raise CheckpointFormatError("summary", f"expected a Summary or None, got {_kind(self.summary)}")
+        _expect_optional_int(self.summary_generation, "summary_generation")
+        state = _expect_json(_expect_mapping(self.state, "state"), "state")
+        deps = self.next_turn_deps
+        if isinstance(deps, (str, bytes, Mapping)) or not isinstance(deps, Iterable):
+            raise CheckpointFormatError("next_turn_deps", f"expected a list of reference names, got {_kind(deps)}")
+        object.__setattr__(self, "state", state)
+        object.__setattr__(self, "next_turn_deps", tuple(_expect_str(d, f"next_turn_deps[{i}]") for i, d in enumerate(deps)))
 
     @cached_property
     def digest(self) -> str:
@@ -211,7 +252,7 @@ class Checkpoint:
         return body
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False)
+        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, allow_nan=False)
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "<data>") -> Checkpoint:
@@ -226,13 +267,12 @@ class Checkpoint:
         deps = data.get("next_turn_deps", [])
         if not isinstance(deps, list):
             raise CheckpointFormatError("next_turn_deps", f"expected a list, got {_kind(deps)}")
-        state = _expect_mapping(data.get("state", {}), "state")
         checkpoint = cls(
             turn=_expect_int(data.get("turn"), "turn"),
             summary=Summary.from_dict(summary_data) if summary_data is not None else None,
             summary_generation=_expect_optional_int(data.get("summary_generation"), "summary_generation"),
-            state=_expect_json(state, "state"),
-            next_turn_deps=tuple(_expect_str(d, f"next_turn_deps[{i}]") for i, d in enumerate(deps)),
+            state=_expect_mapping(data.get("state", {}), "state"),
+            next_turn_deps=deps,
         )
         recorded = data.get("digest")
         if recorded is not None:
@@ -252,12 +292,14 @@ class Checkpoint:
             data = json.loads(text)
         except (ValueError, UnicodeDecodeError) as exc:
             raise CheckpointIntegrityError(source, f"not valid JSON: {exc}") from None
+        except RecursionError:
+            raise CheckpointIntegrityError(source, "JSON nested too deeply to be a checkpoint") from None
         return cls.from_dict(data, source=source)
 
 
 def content_digest(body: Mapping[str, Any]) -> str:
     """SHA-256 of canonical JSON (sorted keys, no spaces, UTF-8)."""
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -300,22 +342,47 @@ def _expect_optional_str(value: Any, where: str) -> str | None:
     return None if value is None else _expect_str(value, where)
 
 
+def _expect_str_map(value: Any, where: str) -> dict[str, str]:
+    for key, item in _expect_mapping(value, where).items():
+        _expect_str(key, f"{where} (key)")
+        _expect_str(item, f"{where}[{key!r}]")
+    return dict(value)
+
+
+def _expect_span(value: Any, where: str) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if not (isinstance(value, (list, tuple)) and len(value) == 2):
+        raise CheckpointFormatError(where, "expected [first, last] or null")
+    first = _expect_int(value[0], f"{where}[0]")
+    last = _expect_int(value[1], f"{where}[1]")
+    if first > last:
+        raise CheckpointFormatError(where, f"first turn {first} is after last turn {last}")
+    return (first, last)
+
+
 def _expect_json(value: Any, where: str) -> Any:
-    """Accept only what JSON can carry, so a round trip is exact."""
-    if value is None or isinstance(value, (str, bool, int, float)):
+    """Accept only what JSON can carry, so a round trip is exact (tuples become lists)."""
+    try:
+        return _json_data(value, where)
+    except RecursionError:
+        raise CheckpointFormatError(where, "nested too deeply") from None
+
+
+def _json_data(value: Any, where: str) -> Any:
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise CheckpointFormatError(where, f"{value!r} is not JSON data")
         return value
     if isinstance(value, (list, tuple)):
-        return [_expect_json(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return [_json_data(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, Mapping):
         out = {}
         for k, v in value.items():
             if not isinstance(k, str):
                 raise CheckpointFormatError(where, f"keys must be strings, got {_kind(k)}")
-            out[k] = _expect_json(v, f"{where}.{k}")
+            out[k] = _json_data(v, f"{where}.{k}")
         return out
     raise CheckpointFormatError(where, f"{_kind(value)} is not JSON data")
-
-
-def iter_strs(values: Iterable[Any], where: str) -> tuple[str, ...]:
-    """Validate a sequence of reference names."""
-    return tuple(_expect_str(v, f"{where}[{i}]") for i, v in enumerate(values))
