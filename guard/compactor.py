@@ -35,6 +35,17 @@ class ProducedRef:
     value: str
     tool: str | None = None
 
+    def __post_init__(self) -> None:
+        # Checked here: a non-str value would surface later as an obscure
+        # "'in <string>' requires string" deep inside compact().
+        if not isinstance(self.name, str) or not isinstance(self.value, str):
+            raise TypeError(
+                f"ProducedRef takes a str name and a str value, got {type(self.name).__name__} "
+                f"and {type(self.value).__name__} (for {self.name!r})"
+            )
+        if self.tool is not None and not isinstance(self.tool, str):
+            raise TypeError(f"ProducedRef.tool is the producing tool's name (str) or None, got {type(self.tool).__name__}")
+
 
 @dataclass(frozen=True)
 class Turn:
@@ -45,7 +56,13 @@ class Turn:
     refs: tuple[ProducedRef, ...] = field(default=())
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "refs", tuple(self.refs))
+        if isinstance(self.index, bool) or not isinstance(self.index, int):
+            raise TypeError(f"Turn.index is an int, got {type(self.index).__name__}")
+        refs = tuple(self.refs)
+        for ref in refs:
+            if not isinstance(ref, ProducedRef):
+                raise TypeError(f"Turn.refs holds ProducedRef items, got {type(ref).__name__}")
+        object.__setattr__(self, "refs", refs)
 
 
 #: ``summarize(previous_summary_text, turns) -> new summary text``
@@ -152,10 +169,14 @@ class Compactor:
             else:
                 dropped[name] = DroppedRef(ref=name, last_known=value, tool=tool, turn=turn_index)
         for name, entry in carried.items():
-            if name in kept:
-                continue
+            if name in known:
+                continue  # produced again since it was dropped: the newer value decided above
             if isinstance(entry.last_known, str) and entry.last_known and entry.last_known in text:
                 kept[name] = entry.last_known  # the summarizer brought it back verbatim
+                if entry.tool:
+                    # Keep its provenance: if a later compaction drops it again, the
+                    # manifest must still name the tool that may not re-derive it.
+                    provenance[name] = entry.tool
             else:
                 dropped.setdefault(name, entry)
         indices = [t.index for t in turns]
