@@ -1,0 +1,83 @@
+"""``summaryguard rules`` and ``summaryguard explain``: the rules as their classes describe them.
+
+Rule documentation lives on the rule class (ruff-style sections: *What it
+does*, *Why is this bad?*, *Example*, *Use instead*); this module only
+presents it, so the table, ``explain`` and any generated docs never drift
+from the rules themselves.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .selection import normalize
+
+__all__ = ["UnknownRuleError", "explain", "find_rule", "format_rules_table", "short_description"]
+
+_HEADING = re.compile(r"^\s*#+\s*(?P<title>.*?)\s*$")
+_MAX_DESCRIPTION = 100
+
+
+class UnknownRuleError(LookupError):
+    """``explain`` was given a code that no rule has."""
+
+    def __init__(self, code: str, known: Sequence[str]) -> None:
+        self.code = code
+        self.known = sorted(known)
+        super().__init__(f"unknown rule code {code!r}; valid codes: {', '.join(self.known)}")
+
+
+def short_description(rule: Any) -> str:
+    """One line: the first sentence of *What it does*, else of the docstring."""
+    doc = inspect.cleandoc(rule.__doc__ or "")
+    lines = doc.splitlines()
+    start = 0
+    for index, line in enumerate(lines):
+        heading = _HEADING.match(line)
+        if heading and heading.group("title").lower().startswith("what it does"):
+            start = index + 1
+            break
+    paragraph: list[str] = []
+    for line in lines[start:]:
+        if _HEADING.match(line):
+            if paragraph:
+                break
+            continue
+        if not line.strip():
+            if paragraph:
+                break
+            continue
+        paragraph.append(line.strip())
+    text = " ".join(paragraph)
+    sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0] if text else ""
+    if len(sentence) > _MAX_DESCRIPTION:
+        sentence = sentence[: _MAX_DESCRIPTION - 1].rstrip() + "\u2026"
+    return sentence
+
+
+def format_rules_table(rules: Sequence[Any]) -> str:
+    """An aligned ``code  name  description`` table, sorted by code."""
+    ordered = sorted(rules, key=lambda r: r.code)
+    rows = [("CODE", "NAME", "DESCRIPTION")] + [(r.code, r.name, short_description(r)) for r in ordered]
+    code_width = max(len(row[0]) for row in rows)
+    name_width = max(len(row[1]) for row in rows)
+    return "\n".join(
+        f"{code:<{code_width}}  {name:<{name_width}}  {description}".rstrip() for code, name, description in rows
+    )
+
+
+def find_rule(code: str, rules: Sequence[Any]) -> Any:
+    """The rule with ``code`` (case-insensitive), or :class:`UnknownRuleError`."""
+    wanted = normalize(code)
+    for rule in rules:
+        if rule.code == wanted:
+            return rule
+    raise UnknownRuleError(code, [r.code for r in rules])
+
+
+def explain(code: str, rules: Sequence[Any], rule_doc: Callable[[Any], str]) -> str:
+    """The documentation of the rule with ``code``."""
+    return rule_doc(find_rule(code, rules))

@@ -1,0 +1,226 @@
+"""Which files a ``check`` run reads: the paths given, and the Python files below given folders.
+
+Skipped while walking a folder, so that a run over a project checks the
+project and not what it merely carries around:
+
+* ``.gitignore``d paths: every ``.gitignore`` in the walked tree (nested ones
+  override outer ones, ``!negation`` re-includes), those of the enclosing git
+  repository above the walked folder, and ``.git/info/exclude``;
+* virtual environments (any folder holding ``pyvenv.cfg``), ``.git``, ``.hg``,
+  ``.svn`` and ``__pycache__``;
+* the configured ``exclude`` globs (relative to the configuration's folder);
+* anything not named ``*.py`` or ``*.pyi``.
+
+A path named on the command line is always used: a file is checked whatever
+its name or ignore status, a folder is walked even if it is ignored. Folder
+symlinks met while walking are not followed (git stores them as links; their
+target is checked where it lives), and every folder is entered at most once,
+so symlink loops and bind-mount cycles cannot hang a run. A named path that
+does not exist is reported, and the other paths are still used.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+from .globs import compile_gitignore_lines, is_ignored
+from .report import ReadError
+
+__all__ = ["Discovery", "discover"]
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "__pycache__"})
+VENV_MARKER = "pyvenv.cfg"
+GITIGNORE = ".gitignore"
+
+# (absolute folder the patterns are relative to, with a trailing separator; patterns)
+_IgnoreChain = tuple[tuple[str, GitIgnoreSpec], ...]
+
+
+@dataclass
+class Discovery:
+    """The files to check (display paths, in walk order, each once) and paths that could not be used."""
+
+    files: list[str] = field(default_factory=list)
+    errors: list[ReadError] = field(default_factory=list)
+
+
+def discover(paths: Sequence[str], *, root: Path, exclude: GitIgnoreSpec | None = None) -> Discovery:
+    """Expand ``paths`` into Python files.
+
+    ``root`` is the folder that ``exclude`` patterns are relative to (the
+    configuration's folder). Display paths keep each given path as typed,
+    joined with the file's path below it.
+    """
+    walker = _Walker(root=_with_sep(str(root.resolve())), exclude=exclude)
+    for given in paths:
+        walker.add(given)
+    return walker.result
+
+
+def _with_sep(folder: str) -> str:
+    return folder if folder.endswith(os.sep) else folder + os.sep
+
+
+def _to_posix(relative: str) -> str:
+    return relative.replace(os.sep, "/") if os.sep != "/" else relative
+
+
+class _Walker:
+    def __init__(self, root: str, exclude: GitIgnoreSpec | None) -> None:
+        self.root = root
+        self.exclude = exclude
+        self.result = Discovery()
+        self._seen_files: set[str] = set()
+        self._seen_folders: set[tuple[int, int]] = set()
+
+    def add(self, given: str) -> None:
+        if os.path.isdir(given):
+            self._walk(given)
+        elif os.path.exists(given):
+            self._add_file(given, os.path.abspath(given))
+        elif os.path.lexists(given):
+            self.result.errors.append(ReadError(given, None, "broken symbolic link (its target does not exist)"))
+        else:
+            self.result.errors.append(ReadError(given, None, "no such file or directory"))
+
+    def _add_file(self, display: str, absolute: str) -> None:
+        key = os.path.normpath(absolute)
+        if key not in self._seen_files:
+            self._seen_files.add(key)
+            self.result.files.append(display)
+
+    def _walk(self, top: str) -> None:
+        top_abs = os.path.abspath(top)
+        chain = _enclosing_gitignores(top_abs)
+        if chain and _ignored_by(chain, top_abs, is_dir=True):
+            # The folder was named on purpose: ignore files above it do not apply inside it.
+            chain = ()
+        stack: list[tuple[str, str, _IgnoreChain]] = [(top, top_abs, chain)]
+        while stack:
+            display, absolute, chain = stack.pop()
+            try:
+                info = os.stat(absolute)
+                entries = sorted(os.scandir(absolute), key=lambda e: e.name)
+            except OSError as exc:
+                self.result.errors.append(ReadError(display, None, f"cannot list folder: {exc.strerror or exc}"))
+                continue
+            identity = (info.st_dev, info.st_ino)
+            if identity in self._seen_folders:
+                continue
+            self._seen_folders.add(identity)
+            chain = _extend(chain, absolute)
+            subfolders: list[tuple[str, str, _IgnoreChain]] = []
+            for entry in entries:
+                self._visit(entry, display, chain, subfolders)
+            stack.extend(reversed(subfolders))
+
+    def _visit(
+        self,
+        entry: os.DirEntry[str],
+        parent_display: str,
+        chain: _IgnoreChain,
+        subfolders: list[tuple[str, str, _IgnoreChain]],
+    ) -> None:
+        name = entry.name
+        try:
+            is_folder = entry.is_dir(follow_symlinks=False)
+            is_link = entry.is_symlink()
+        except OSError:  # pragma: no cover - a race with deletion
+            return
+        if is_folder:
+            if name in SKIPPED_FOLDERS or os.path.exists(os.path.join(entry.path, VENV_MARKER)):
+                return
+        elif not name.endswith(PYTHON_SUFFIXES):
+            return
+        elif is_link and _points_to_folder(entry):
+            return
+        absolute = os.path.abspath(entry.path)
+        if _ignored_by(chain, absolute, is_dir=is_folder) or self._excluded(absolute, is_folder):
+            return
+        display = os.path.join(parent_display, name)
+        if is_folder:
+            subfolders.append((display, absolute, chain))
+        else:
+            self._add_file(display, absolute)
+
+    def _excluded(self, absolute: str, is_dir: bool) -> bool:
+        if self.exclude is None:
+            return False
+        if absolute.startswith(self.root):
+            relative = absolute[len(self.root) :]
+        else:
+            relative = os.path.basename(absolute)
+        return bool(is_ignored(self.exclude, _to_posix(relative), is_dir))
+
+
+def _points_to_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=True)
+    except OSError:
+        return False
+
+
+def _ignored_by(chain: _IgnoreChain, absolute: str, *, is_dir: bool) -> bool:
+    """Git's rule: the innermost ``.gitignore`` with a matching pattern decides."""
+    for base, spec in reversed(chain):
+        if not absolute.startswith(base):
+            continue
+        verdict = is_ignored(spec, _to_posix(absolute[len(base) :]), is_dir)
+        if verdict is not None:
+            return verdict
+    return False
+
+
+def _extend(chain: _IgnoreChain, folder: str) -> _IgnoreChain:
+    spec = _read_ignore_file(os.path.join(folder, GITIGNORE))
+    return chain if spec is None else (*chain, (_with_sep(folder), spec))
+
+
+def _read_ignore_file(path: str) -> GitIgnoreSpec | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    return compile_gitignore_lines(lines)
+
+
+def _enclosing_gitignores(top_abs: str) -> _IgnoreChain:
+    """The ignore files above ``top_abs`` up to its git repository's root (none outside a repository)."""
+    folders: list[str] = []
+    repository: str | None = None
+    probe = top_abs
+    while True:
+        if os.path.exists(os.path.join(probe, ".git")):
+            repository = probe
+            break
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if repository is None:
+        return ()
+    chain: list[tuple[str, GitIgnoreSpec]] = []
+    info_exclude = _read_ignore_file(os.path.join(repository, ".git", "info", "exclude"))
+    if info_exclude is not None:
+        chain.append((_with_sep(repository), info_exclude))
+    if repository == top_abs:
+        return tuple(chain)
+    current = os.path.dirname(top_abs)
+    while True:
+        folders.append(current)
+        if current == repository:
+            break
+        current = os.path.dirname(current)
+    for folder in reversed(folders):
+        spec = _read_ignore_file(os.path.join(folder, GITIGNORE))
+        if spec is not None:
+            chain.append((_with_sep(folder), spec))
+    return tuple(chain)
+

@@ -1,0 +1,48 @@
+"""``--format json``: one JSON object, the schema of SPEC §3.2 (``"version": 1``, hence the module name).
+
+Machine readers depend on this shape; it changes only with a new ``version``.
+Keys are written in a fixed order and ``line`` of an error is ``null`` when
+the cause has no line (a file that does not exist).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from ..report import Report
+
+__all__ = ["SCHEMA_VERSION", "report_to_dict", "write_json"]
+
+SCHEMA_VERSION = 1
+
+
+def report_to_dict(report: Report) -> dict[str, Any]:
+    """The report as plain data, ready for :func:`json.dumps`."""
+    return {
+        "version": SCHEMA_VERSION,
+        "findings": [
+            {
+                "path": f.path,
+                "line": f.line,
+                "column": f.column,
+                "end_line": f.end_line,
+                "end_column": f.end_column,
+                "code": f.code,
+                "name": f.name,
+                "message": f.message,
+            }
+            for f in report.findings
+        ],
+        "errors": [{"path": e.path, "line": e.line, "message": e.message} for e in report.errors],
+        "stats": {
+            "files": report.files,
+            "findings": len(report.findings),
+            "seconds": round(report.seconds, 3),
+        },
+    }
+
+
+def write_json(report: Report, stream: TextIO) -> None:
+    json.dump(report_to_dict(report), stream, indent=2, ensure_ascii=False)
+    stream.write("\n")

@@ -1,0 +1,150 @@
+"""One ``summaryguard check`` run: configuration, discovery, reading, analysis, filtering, report.
+
+Everything costly is built once per run, never per file (Fixit's weak spot):
+the configuration, the rule selection, the vocabulary (which asks every
+plugin once) and the analyzer. Files are then read, decoded and handed to the
+analyzer as one batch, so the engine can look across modules of the project.
+
+Errors are data: a path that does not exist, a file that cannot be read or
+decoded, a file the engine cannot parse are all collected with their cause and
+reported next to the findings; the run always goes on to the next file.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from .config import Config, check_codes, load_config
+from .discovery import discover
+from .exitcodes import ExitCode
+from .formats import DEFAULT_FORMAT, write_report
+from .report import ErrorLike, FindingLike, ReadError, Report
+from .selection import SelectorError, expand, resolve, unknown_selectors
+from .sources import read_source
+from .suppression import apply_suppressions, parse_suppressions
+
+__all__ = ["CheckOptions", "UsageError", "run_check"]
+
+
+class UsageError(Exception):
+    """A command-line value is unusable (exit 2, with the message)."""
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """The ``check`` command's options, as the command line gives them."""
+
+    paths: tuple[str, ...] = (".",)
+    #: ``--select``: replaces the configuration's ``select`` when given.
+    select: tuple[str, ...] | None = None
+    #: ``--ignore``: added to the configuration's ``ignore``.
+    ignore: tuple[str, ...] = ()
+    config: str | None = None
+    fmt: str = DEFAULT_FORMAT
+    #: Worker processes; accepted and validated now, used once files run in parallel.
+    jobs: int | None = None
+    #: ``--no-cache`` gives False; results are not cached yet, so nothing depends on it.
+    cache: bool = True
+
+
+def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path | None = None) -> ExitCode:
+    """Run a check and write its report; the return value is the exit status.
+
+    Raises :class:`ConfigError` or :class:`UsageError` before anything is
+    analyzed when the run cannot be set up.
+    """
+    started = time.perf_counter()
+    cwd = Path.cwd() if cwd is None else cwd
+    config = load_config(options.config, cwd)
+
+    from . import engine  # the analyzer (libcst) loads only when a check runs
+
+    rule_classes = list(engine.all_rules(use_plugins=True))
+    known = {rule.code for rule in rule_classes}
+    check_codes(config, known)
+    codes = _selected_codes(config, options, known)
+    rules = [rule for rule in rule_classes if rule.code in codes]
+    vocabulary = engine.Vocabulary.build(
+        tool_calls=config.tool_calls,
+        resume_calls=config.resume_calls,
+        validators=config.validators,
+        use_plugins=True,
+    )
+    analyzer = engine.Analyzer(vocabulary, rules)
+
+    found = discover(options.paths, root=config.root, exclude=config.exclude_spec)
+    errors: list[ErrorLike] = list(found.errors)
+    sources: list[tuple[str, str]] = []
+    for path in found.files:
+        text = read_source(path)
+        if isinstance(text, ReadError):
+            errors.append(text)
+        else:
+            sources.append((path, text))
+
+    raw_findings, file_errors = analyzer.analyze(sources)
+    errors.extend(file_errors)
+    findings = _keep_reported(raw_findings, dict(sources), config, known)
+
+    report = Report.build(findings, errors, files=len(found.files), seconds=time.perf_counter() - started)
+    if not found.files and not found.errors:
+        stderr.write(f"summaryguard: warning: no Python files found in {', '.join(options.paths)}\n")
+    write_report(report, options.fmt, stdout)
+    if report.errors:
+        return ExitCode.ERROR
+    return ExitCode.FINDINGS if report.findings else ExitCode.OK
+
+
+def _selected_codes(config: Config, options: CheckOptions, known: Collection[str]) -> frozenset[str]:
+    for flag, selectors in (("--select", options.select or ()), ("--ignore", options.ignore)):
+        bad = unknown_selectors(selectors, known)
+        if bad:
+            raise UsageError(f"{flag}: {SelectorError(bad, known)}")
+    select = config.select if options.select is None else options.select
+    return resolve(select, [*config.ignore, *options.ignore], known)
+
+
+def _keep_reported(
+    findings: Sequence[FindingLike], texts: dict[str, str], config: Config, known: Collection[str]
+) -> list[FindingLike]:
+    """Drop findings silenced by a comment on their line or by ``per-file-ignores``."""
+    per_file = [(entry.spec, _expand_all(entry.codes, known)) for entry in config.per_file_ignores]
+    root = str(config.root)
+    by_path: dict[str, list[FindingLike]] = {}
+    for finding in findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    kept: list[FindingLike] = []
+    for path, group in by_path.items():
+        ignored: set[str] = set()
+        if per_file:
+            relative = _relative_to(path, root)
+            for spec, codes in per_file:
+                if spec.match_file(relative):
+                    ignored |= codes
+        group = [f for f in group if f.code not in ignored]
+        text = texts.get(path)
+        if group and text is not None:
+            group = apply_suppressions(group, parse_suppressions(text))
+        kept.extend(group)
+    return kept
+
+
+def _expand_all(selectors: Sequence[str], known: Collection[str]) -> set[str]:
+    codes: set[str] = set()
+    for selector in selectors:
+        codes |= expand(selector, known)
+    return codes
+
+
+def _relative_to(path: str, root: str) -> str:
+    """``path`` relative to the configuration's folder, with ``/``; its name alone if outside."""
+    absolute = os.path.abspath(path)
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    relative = absolute[len(prefix) :] if absolute.startswith(prefix) else os.path.basename(absolute)
+    return relative.replace(os.sep, "/") if os.sep != "/" else relative
+

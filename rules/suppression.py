@@ -1,0 +1,88 @@
+"""Line suppressions: ``# summaryguard: ignore[SG201]`` and ``# noqa: SG201``.
+
+A suppression silences the named codes for findings that *start* on the line
+holding the comment (a finding's line is the first line of the node it
+reports). Several codes may be listed, separated by commas or spaces; the
+``summaryguard:`` form may be followed by ``reason: ...`` so the reason for
+accepting the risk lives next to it::
+
+    handle = fetch_handle()  # summaryguard: ignore[SG201] reason: handle is idempotent
+
+Bare ``# noqa`` (no codes) and ``# noqa`` with only other tools' codes do
+**not** silence summaryguard, and neither does ``# summaryguard: ignore``
+without codes. A blanket ``# noqa`` is usually written for another linter
+(flake8, ruff), and it must not hide, as a side effect, a resume that fails
+open: each of our findings is silenced only by naming its code.
+
+Comments are found with :mod:`tokenize`, so a ``#`` inside a string is never
+taken for one. A file that does not tokenize keeps the suppressions found
+before the point of failure (the engine reports the syntax error itself).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+__all__ = ["Suppressions", "apply_suppressions", "parse_suppressions"]
+
+_CODE = r"[A-Za-z]+[0-9]+"
+_CODE_LIST = rf"{_CODE}(?:\s*[,\s]\s*{_CODE})*"
+_NOQA = re.compile(rf"#\s*noqa\s*:\s*(?P<codes>{_CODE_LIST})", re.IGNORECASE)
+_IGNORE = re.compile(r"#\s*summaryguard\s*:\s*ignore\s*\[(?P<codes>[^\]]*)\]", re.IGNORECASE)
+_SPLIT = re.compile(r"[\s,]+")
+
+
+@dataclass(frozen=True)
+class Suppressions:
+    """The codes silenced on each line of one file."""
+
+    by_line: Mapping[int, frozenset[str]]
+
+    def silences(self, line: int, code: str) -> bool:
+        return code in self.by_line.get(line, frozenset())
+
+
+def parse_suppressions(text: str) -> Suppressions:
+    """Every suppression comment in ``text``, by line."""
+    by_line: dict[int, set[str]] = {}
+    if "#" not in text:
+        return Suppressions({})
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                codes = _codes_in(token.string)
+                if codes:
+                    by_line.setdefault(token.start[0], set()).update(codes)
+    except (tokenize.TokenError, SyntaxError):
+        pass  # keep what was found before the point of failure
+    return Suppressions({line: frozenset(codes) for line, codes in by_line.items()})
+
+
+def _codes_in(comment: str) -> set[str]:
+    codes: set[str] = set()
+    for pattern in (_NOQA, _IGNORE):
+        # The comment token holds everything after the first '#', so one
+        # comment may carry both forms: "# noqa: E501  # summaryguard: ignore[SG201]".
+        for match in pattern.finditer(comment):
+            codes.update(c.upper() for c in _SPLIT.split(match.group("codes")) if c)
+    return codes
+
+
+class _Located(Protocol):
+    @property
+    def line(self) -> int: ...
+    @property
+    def code(self) -> str: ...
+
+
+F = TypeVar("F", bound=_Located)
+
+
+def apply_suppressions(findings: Iterable[F], suppressions: Suppressions) -> list[F]:
+    """The findings that no comment on their first line silences."""
+    return [f for f in findings if not suppressions.silences(f.line, f.code)]

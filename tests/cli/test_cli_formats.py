@@ -1,0 +1,68 @@
+"""Text and JSON reports: exact shapes."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from summaryguard.rules.engine.findings import FileError, Finding
+from summaryguard.rules.formats import FORMATS, write_report
+from summaryguard.rules.report import ReadError, Report
+
+FINDING_B = Finding("b.py", 3, 5, 3, 30, "SG201", "rederive-missing-ref", "the handle is fetched again")
+FINDING_A = Finding("a.py", 12, 1, 14, 2, "SG101", "resume-without-generation-check", "resume without check")
+ERROR = FileError("c.py", 4, "cannot parse: invalid syntax")
+MISSING = ReadError("nope.py", None, "no such file or directory")
+
+
+def render(report: Report, fmt: str) -> str:
+    stream = io.StringIO()
+    write_report(report, fmt, stream)
+    return stream.getvalue()
+
+
+def test_registry() -> None:
+    assert set(FORMATS) >= {"text", "json"}
+
+
+def test_text() -> None:
+    report = Report.build([FINDING_B, FINDING_A], [MISSING, ERROR], files=3, seconds=0.123)
+    assert render(report, "text") == (
+        "a.py:12:1: SG101 [resume-without-generation-check] resume without check\n"
+        "b.py:3:5: SG201 [rederive-missing-ref] the handle is fetched again\n"
+        "c.py:4: error: cannot parse: invalid syntax\n"
+        "nope.py: error: no such file or directory\n"
+        "Found 2 findings and 2 errors in 3 files (0.12s).\n"
+    )
+
+
+def test_text_summaries() -> None:
+    assert render(Report.build([], [], 1, 0.0), "text") == "All clear: no findings in 1 file (0.00s).\n"
+    assert render(Report.build([FINDING_A], [], 2, 1.5), "text").endswith("Found 1 finding in 2 files (1.50s).\n")
+    assert render(Report.build([], [ERROR], 1, 0.0), "text").endswith("Found 1 error in 1 file (0.00s).\n")
+
+
+def test_json() -> None:
+    report = Report.build([FINDING_B], [MISSING, ERROR], files=2, seconds=0.12345)
+    data = json.loads(render(report, "json"))
+    assert data == {
+        "version": 1,
+        "findings": [
+            {
+                "path": "b.py",
+                "line": 3,
+                "column": 5,
+                "end_line": 3,
+                "end_column": 30,
+                "code": "SG201",
+                "name": "rederive-missing-ref",
+                "message": "the handle is fetched again",
+            }
+        ],
+        "errors": [
+            {"path": "c.py", "line": 4, "message": "cannot parse: invalid syntax"},
+            {"path": "nope.py", "line": None, "message": "no such file or directory"},
+        ],
+        "stats": {"files": 2, "findings": 1, "seconds": 0.123},
+    }
+    assert list(data) == ["version", "findings", "errors", "stats"]
