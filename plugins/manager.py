@@ -134,18 +134,23 @@ def register(plugin: Any, name: str | None = None) -> str:
     """Register a plugin object (module, class or instance with hookimpls).
 
     Raises :class:`pluggy.PluginValidationError` (and registers nothing) when a
-    hookimpl matches no specification or its arguments do not fit one.
+    hookimpl matches no specification or its arguments do not fit one, and
+    ValueError when the name is blocked.
     """
     with _lock:
         manager = get_plugin_manager()
-        registered = manager.register(plugin, name=name)
+        already = manager.is_registered(plugin)
         try:
+            registered = manager.register(plugin, name=name)
+            if registered is None:  # pluggy's answer for a blocked name
+                raise ValueError(f"summaryguard: plugin name {name!r} is blocked ({BLOCK_ENV})")
             manager.check_pending()  # a hook we do not specify: refuse the plugin
         except Exception:
-            manager.unregister(plugin)
+            # pluggy keeps a plugin whose hookimpl failed validation half-registered
+            if not already and manager.is_registered(plugin):
+                manager.unregister(plugin)
             raise
         _changed()
-    assert registered is not None
     return registered
 
 
