@@ -33,6 +33,7 @@ VERSION = 1
 LOCK_NAME = ".summaryguard.lock"
 _NAME = re.compile(r"^turn-(\d{12})\.json$")
 _TMP_PREFIX = ".tmp-"
+_TMP_NAME = re.compile(r"^\.tmp-(\d+)-[0-9a-f]+\.json$")
 #: A checkpoint file larger than this is refused before it is read.
 MAX_BYTES = 256 * 1024 * 1024
 
@@ -126,8 +127,20 @@ class CheckpointStore:
         return sorted(found)
 
     def load(self, turn: int) -> Checkpoint:
-        """Load and verify the checkpoint of ``turn``."""
-        return self.load_path(self.path_for(turn))
+        """Load and verify the checkpoint of ``turn``.
+
+        The file must hold the checkpoint of that turn: one renamed or copied
+        over another turn's name would otherwise pass for the newer state.
+        """
+        path = self.path_for(turn)
+        checkpoint = self.load_path(path)
+        if checkpoint.turn != turn:
+            raise CheckpointIntegrityError(
+                os.fspath(path),
+                f"the file of turn {turn} holds the checkpoint of turn {checkpoint.turn} (renamed or copied?)",
+                checkpoint_turn=checkpoint.turn,
+            )
+        return checkpoint
 
     def latest(self) -> Checkpoint | None:
         """The newest checkpoint, verified; None when the store is empty.
@@ -160,9 +173,12 @@ class CheckpointStore:
             raise CheckpointIntegrityError(where, f"not UTF-8 text at byte {exc.start}") from None
         except ValueError as exc:
             raise CheckpointIntegrityError(where, f"not valid JSON (truncated or torn?): {exc}") from None
+        except RecursionError:
+            raise CheckpointIntegrityError(where, "JSON nested too deeply to be a checkpoint") from None
         if not isinstance(document, dict) or document.get("format") != FORMAT:
             raise CheckpointIntegrityError(where, f"not a summaryguard checkpoint (no \"format\": \"{FORMAT}\")")
-        if document.get("version") != VERSION:
+        version = document.get("version")
+        if type(version) is not int or version != VERSION:  # true == 1 and 1.0 == 1 are not our version
             raise CheckpointIntegrityError(
                 where, f"checkpoint format version {document.get('version')!r} is not supported (expected {VERSION})"
             )
@@ -177,13 +193,20 @@ class CheckpointStore:
     # -- housekeeping --------------------------------------------------------------------
 
     def _remove_temporaries(self) -> None:
-        """Remove temporary files of writers that died (safe: we hold the lock)."""
+        """Remove temporary files of writers that died.
+
+        A writer sharing our lock cannot be mid-write while we hold it; one
+        using another lock (a process-local one, say) may be, so a temporary
+        file whose writer process is still alive is left alone.
+        """
         for entry in os.scandir(self.folder):
-            if entry.name.startswith(_TMP_PREFIX):
-                try:
-                    os.unlink(entry.path)
-                except FileNotFoundError:  # pragma: no cover - raced with another cleaner
-                    pass
+            match = _TMP_NAME.match(entry.name)
+            if match is None or _alive(int(match.group(1))):
+                continue
+            try:
+                os.unlink(entry.path)
+            except FileNotFoundError:  # pragma: no cover - raced with another cleaner
+                pass
 
     def __repr__(self) -> str:
         return f"CheckpointStore({str(self.folder)!r})"
@@ -200,3 +223,18 @@ def _fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (ours counts: another thread may be writing)."""
+    if pid == os.getpid():
+        return True
+    if os.name != "posix":  # pragma: no cover - os.kill(pid, 0) would terminate it on Windows
+        return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # no such process; not even a pid
+        return False
+    except OSError:  # PermissionError: another user's live process
+        return True
+    return True
