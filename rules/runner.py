@@ -75,6 +75,8 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
         validators=config.validators,
         use_plugins=True,
     )
+    for problem in getattr(vocabulary, "problems", ()):
+        stderr.write(f"summaryguard: warning: {problem}\n")
     analyzer = engine.Analyzer(vocabulary, rules)
 
     found = discover(options.paths, root=config.root, exclude=config.exclude_spec)
