@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Container, Iterable
 from typing import Any
 
 from .adapter import CheckpointAdapter
@@ -74,11 +74,22 @@ def normalize_deps(deps: Any) -> Collection[str]:
 
 
 def facts_of(adapter: CheckpointAdapter, checkpoint: Any) -> tuple[Any, ...]:
-    """Extract facts; an adapter that cannot read the object fails closed."""
+    """Extract and validate facts; an adapter that cannot read the object fails closed.
+
+    The slow-path twin of the inline read in ``resume_guard``: an answer that
+    is not six facts, or whose references are not a container, is refused
+    here with a reconciliation error instead of an AttributeError later.
+    """
     try:
-        return adapter.extract(checkpoint)
+        facts = adapter.extract(checkpoint)
+        turn, recorded, has_summary, generation, partial, refs = facts
+        if refs is None:
+            facts = (turn, recorded, has_summary, generation, partial, ())
+        elif not isinstance(refs, Container):
+            raise TypeError(f"verbatim_refs must be a container of names, got {type(refs).__name__}")
     except Exception as exc:  # noqa: BLE001 - unreadable means not resumable
         raise unreadable(adapter, checkpoint, exc, "the checkpoint") from exc
+    return facts
 
 
 def deps_of(adapter: CheckpointAdapter, checkpoint: Any) -> Any:

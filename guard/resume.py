@@ -120,10 +120,11 @@ class _Guarded:
                 deps = get_deps(args, kwargs, cp, adapter)
                 try:
                     facts = adapter.extract(cp)
-                except Exception:
-                    facts = facts_of(adapter, cp)  # raises a reconciliation error
-                _, recorded, has_summary, generation, partial, refs = facts
-                if not has_summary or generation != recorded or partial or (deps and not all(map(refs.__contains__, deps))):
+                    _, recorded, has_summary, generation, partial, refs = facts
+                    bad = not has_summary or generation != recorded or partial or (deps and not all(map(refs.__contains__, deps)))
+                except Exception:  # an adapter that raises or answers nonsense fails closed
+                    facts, bad = facts_of(adapter, cp), True
+                if bad:
                     args, kwargs, turn = slow(args, kwargs, cp, adapter, facts, deps)
                 else:
                     turn = ResumedTurn(cp, adapter, facts)
@@ -142,10 +143,11 @@ class _Guarded:
             deps = get_deps(args, kwargs, cp, adapter)
             try:
                 facts = adapter.extract(cp)
-            except Exception:
-                facts = facts_of(adapter, cp)  # raises a reconciliation error
-            _, recorded, has_summary, generation, partial, refs = facts
-            if not has_summary or generation != recorded or partial or (deps and not all(map(refs.__contains__, deps))):
+                _, recorded, has_summary, generation, partial, refs = facts
+                bad = not has_summary or generation != recorded or partial or (deps and not all(map(refs.__contains__, deps)))
+            except Exception:  # an adapter that raises or answers nonsense fails closed
+                facts, bad = facts_of(adapter, cp), True
+            if bad:
                 args, kwargs, turn = slow(args, kwargs, cp, adapter, facts, deps)
             else:
                 turn = ResumedTurn(cp, adapter, facts)
