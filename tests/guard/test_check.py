@@ -349,3 +349,94 @@ def test_adapter_resolved_once_per_type_then_no_hook_call(make_checkpoint, use_p
         check_resume(cp, ["h1"])
         assert resume(cp, ["h1"]) == "ok"
     assert counter.calls == [type(cp)]
+
+
+class Answering:
+    """An adapter returning fixed facts and deps, right or wrong."""
+
+    name = "answering"
+
+    def __init__(self, facts: Any, deps: Any = ()) -> None:
+        self.facts, self.deps = facts, deps
+
+    def extract(self, checkpoint: Any) -> Any:
+        return self.facts
+
+    def next_turn_deps(self, checkpoint: Any) -> Any:
+        return self.deps
+
+    def drop_manifest(self, checkpoint: Any) -> Any:
+        return ()
+
+
+NONSENSE = [
+    ("five-facts", (9, 1, True, 1, False), "ValueError"),
+    ("refs-not-a-container", (9, 1, True, 1, False, 42), "verbatim_refs must be a container of names, got int"),
+    ("not-a-tuple", None, "TypeError"),
+]
+
+
+@pytest.mark.parametrize(("name", "facts", "reason"), NONSENSE, ids=[n[0] for n in NONSENSE])
+def test_an_adapter_answering_nonsense_fails_closed(use_plugin, name, facts, reason) -> None:
+    use_plugin(adapter_plugin(Answering(facts), Odd))
+
+    @resume_guard(deps="deps")
+    def resume(checkpoint: Any, deps: Any) -> None:
+        raise AssertionError("the body must not run")
+
+    @resume_guard(deps="deps")
+    async def resume_async(checkpoint: Any, deps: Any) -> None:
+        raise AssertionError("the body must not run")
+
+    for call in (
+        lambda: check_resume(Odd(), ["h1"]),
+        lambda: resume(Odd(), ["h1"]),
+        lambda: asyncio.run(resume_async(Odd(), ["h1"])),
+    ):
+        with pytest.raises(SummaryReconciliationError) as info:
+            call()
+        assert info.value.kind is ReconciliationKind.NO_SUMMARY
+        assert "adapter 'answering'" in info.value.reason and reason in info.value.reason
+
+
+@pytest.mark.parametrize("deps", [["h1"], []])
+def test_none_refs_hold_nothing_and_none_deps_need_nothing(use_plugin, deps) -> None:
+    use_plugin(adapter_plugin(Answering((9, 1, True, 1, False, None), deps=None), Odd))
+
+    @resume_guard(deps="deps")
+    def resume(checkpoint: Any, deps: Any) -> str:
+        return "resumed"
+
+    @resume_guard
+    def bare(checkpoint: Any) -> str:
+        return "resumed"
+
+    assert bare(Odd()) == "resumed"  # the adapter names no deps
+    check_resume(Odd())
+    if deps:
+        for call in (lambda: check_resume(Odd(), deps), lambda: resume(Odd(), deps)):
+            with pytest.raises(SummaryReconciliationError) as info:
+                call()
+            assert (info.value.kind, info.value.missing_ref) == (ReconciliationKind.MISSING_DEPENDENCY, "h1")
+    else:
+        assert resume(Odd(), deps) == "resumed"
+
+
+def test_accepting_on_an_adapter_without_refs(use_plugin) -> None:
+    # refs None reaches the slow path unnormalized when an earlier condition failed first
+    use_plugin(adapter_plugin(Answering((9, 1, True, 1, True, None)), Odd))
+
+    class AcceptAll:
+        @hookimpl
+        def summaryguard_resolve_violation(self, error: Any, checkpoint: Any) -> Any:
+            return AcceptDivergence("accept")
+
+    use_plugin(AcceptAll())
+
+    @resume_guard(deps="deps")
+    def resume(checkpoint: Any, deps: Any) -> Any:
+        from summaryguard.guard import current_turn
+
+        return [(r.kind.value, r.ref) for r in current_turn().divergences]
+
+    assert resume(Odd(), ["h1"]) == [("partial-summary", ""), ("missing-dependency", "h1")]
