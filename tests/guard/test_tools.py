@@ -365,3 +365,37 @@ def test_an_unreadable_manifest_fails_closed(make_checkpoint, use_plugin) -> Non
     assert (err.checkpoint_turn, err.summary_generation) == (4, 2)
     assert "drop manifest could not be read by adapter 'shaky': OSError" in err.reason
     assert CALLS == []
+
+
+def test_the_manifest_is_read_once_per_turn(make_checkpoint, use_plugin) -> None:
+    reads: list[int] = []
+
+    class Counting:
+        name = "counting"
+
+        def extract(self, checkpoint: Any) -> tuple[Any, ...]:
+            return (4, 2, True, 2, False, ())
+
+        def next_turn_deps(self, checkpoint: Any) -> tuple[str, ...]:
+            return ()
+
+        def drop_manifest(self, checkpoint: Any) -> Any:
+            reads.append(1)
+            return [SimpleNamespace(ref="files", last_known=[], tool="other_tool")]
+
+    class CountingCheckpoint:
+        pass
+
+    class Plugin:
+        @hookimpl
+        def summaryguard_checkpoint_adapter(self, checkpoint_type: type, checkpoint: Any) -> Any:
+            return Counting() if checkpoint_type is CountingCheckpoint else None
+
+    use_plugin(Plugin())
+
+    def body() -> Any:
+        results = [list_files("a"), list_files("b"), create_bucket()]
+        return results, [e.ref for e in current_turn().dropped_refs()]
+
+    assert run_in_turn(CountingCheckpoint(), body) == ([["a"], ["a"], "bkt-new"], ["files"])
+    assert len(reads) == 2  # once for the tools of this turn, once for dropped_refs()
