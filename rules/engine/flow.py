@@ -1,0 +1,484 @@
+"""The per-function control-flow view: which checks dominate which resume.
+
+A must-analysis over the structured statements of one function: the state at
+a point is the set of invariant kinds established on *every* path reaching it
+(``hard``), so "in the state" is exactly "dominated by a fail-closed check".
+Branches join by intersection; a branch that raises, returns, breaks,
+continues or calls a function that always raises does not reach the join.
+That covers if/elif/else, try/except/else/finally, with, for/while (+else),
+match, early return/raise and break/continue without building an explicit
+graph.
+
+Alongside, ``soft`` remembers checks that exist but cannot stop the resume (a
+failing branch that falls through, an ``assert``, a handler that swallows a
+validator's error). A resume lacking a kind that a soft check covers consumes
+that soft check, so the defect is reported once, at the check (SG104/SG202),
+instead of at the resume (SG101-103).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from . import lexicon
+from .conditions import ALL_KINDS, Facts, classify
+from .evidence import Evidence
+from .names import dotted, last_segment
+from .summaries import Site, Soft, Summary
+from .syntax import Stmt, bool_literal, calls_in, iter_exprs, statements, walk_statements
+
+__all__ = ["Direct", "FlowAnalysis", "State"]
+
+_NONE: frozenset[str] = frozenset()
+_BROAD = frozenset({"Exception", "BaseException"})
+
+
+@dataclass(frozen=True)
+class State:
+    hard: frozenset[str] = _NONE
+    soft: frozenset[Soft] = frozenset()
+
+    def add(self, kinds: Iterable[str]) -> State:
+        kinds = frozenset(kinds)
+        return self if kinds <= self.hard else State(self.hard | kinds, self.soft)
+
+    def add_soft(self, softs: Iterable[Soft]) -> State:
+        softs = frozenset(softs)
+        return self if not softs else State(self.hard, self.soft | softs)
+
+
+def join(states: Iterable[State | None]) -> State | None:
+    present = [s for s in states if s is not None]
+    if not present:
+        return None
+    hard = present[0].hard
+    soft = present[0].soft
+    for s in present[1:]:
+        hard = hard & s.hard
+        soft = soft | s.soft
+    return State(hard, soft)
+
+
+@dataclass
+class Outcome:
+    fall: State | None
+    returns: list[tuple[State, cst.Return]] = field(default_factory=list)
+    breaks: list[State] = field(default_factory=list)
+    continues: list[State] = field(default_factory=list)
+
+    def absorb(self, other: Outcome) -> None:
+        self.returns.extend(other.returns)
+        self.breaks.extend(other.breaks)
+        self.continues.extend(other.continues)
+
+
+@dataclass(frozen=True)
+class Direct:
+    """A finding decided on the spot (not through a resume's requirements)."""
+
+    code: str
+    node: cst.CSTNode
+    message: str
+
+
+class FlowAnalysis:
+    """Run once per function per fixed-point round; results feed summaries and rules."""
+
+    def __init__(self, evidence: Evidence) -> None:
+        self.ev = evidence
+        self.fn = evidence.fn
+        self.path = evidence.fn.module.path
+        self.sites: dict[cst.Call, Site] = {}
+        self.site_log: list[cst.Call] = []
+        self.consumed: set[Soft] = set()
+        self.direct: list[Direct] = []
+        self.outcome: Outcome | None = None
+
+    # -- driver --------------------------------------------------------------------------
+
+    def run(self) -> FlowAnalysis:
+        start = State(ALL_KINDS if self.fn.is_guarded else _NONE)
+        self.outcome = self.block(self.fn.body, start)
+        return self
+
+    def summary(self) -> Summary:
+        assert self.outcome is not None
+        out = self.outcome
+        exits = join([out.fall, *(s for s, _ in out.returns)])
+        establishes = exits.hard if exits is not None else _NONE
+        soft = frozenset(s for s in exits.soft if s.kind not in exits.hard) if exits is not None else frozenset()
+        ev = self.ev
+        calls = [c for stmt in walk_statements(self.fn.body) for c in _own_calls(stmt)]
+        return Summary(
+            establishes=establishes if not self.fn.is_module else _NONE,
+            soft=soft if not self.fn.is_module else frozenset(),
+            always_raises=exits is None and self._raises_for_real(),
+            predicate=self._predicate(),
+            resumes=bool(self.sites) or self.fn.is_guarded,
+            needs=frozenset(k for site in self.sites.values() for k in site.missing),
+            returns_resumed=any(
+                ret.value is not None and ev._is_resumed_value(ret.value) for _, ret in out.returns
+            ),
+            calls_tool=any(ev.is_tool_call(c) for c in calls),
+            pure=not calls,
+        )
+
+    def _raises_for_real(self) -> bool:
+        """No normal exit, and not an abstract stub or a generator."""
+        if self.fn.is_module:
+            return False
+        raises = False
+        for stmt in walk_statements(self.fn.body):
+            if isinstance(stmt, cst.Raise):
+                exc = stmt.exc.func if isinstance(stmt.exc, cst.Call) else stmt.exc
+                if last_segment(dotted(exc) if exc is not None else None) == "NotImplementedError":
+                    return False
+                raises = True
+            elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.Yield, cst.Await)):
+                return False
+            elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+                raises = raises or self.ev.always_raises(stmt.value)
+        return raises
+
+    def _predicate(self) -> frozenset[str]:
+        assert self.outcome is not None
+        parts = []
+        valued = False
+        for state, ret in self.outcome.returns:
+            if ret.value is None:
+                parts.append(ALL_KINDS)
+                continue
+            valued = True
+            parts.append(state.hard | classify(ret.value, self.ev).when_true)
+        if self.outcome.fall is not None:
+            parts.append(ALL_KINDS)
+        if not valued:
+            return _NONE
+        result = frozenset.intersection(*parts)
+        return _NONE if result == ALL_KINDS and all(
+            bool_literal(r.value) is False for _, r in self.outcome.returns if r.value is not None
+        ) else result
+
+    # -- statements ----------------------------------------------------------------------
+
+    def block(self, stmts: Sequence[Stmt], state: State | None) -> Outcome:
+        out = Outcome(state)
+        for stmt in stmts:
+            if out.fall is None:
+                break
+            step = self.stmt(stmt, out.fall)
+            out.absorb(step)
+            out.fall = step.fall
+        return out
+
+    def stmt(self, stmt: Stmt, state: State) -> Outcome:
+        handler = getattr(self, "_" + type(stmt).__name__, None)
+        if handler is not None:
+            return handler(stmt, state)
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return Outcome(state)
+        after, raises = self.expr(stmt, state)
+        return Outcome(None if raises else after)
+
+    def expr(self, node: cst.CSTNode | None, state: State) -> tuple[State, bool]:
+        """Record the resumes in ``node`` at ``state``; apply validators it calls."""
+        if node is None:
+            return state, False
+        gained: set[str] = set()
+        raises = False
+        ev = self.ev
+        for call in calls_in(node):
+            requirement = ev.resume_requirement(call)
+            if requirement is not None:
+                self._site(call, requirement, state)
+            gained |= ev.validator_kinds(call)
+            raises = raises or ev.always_raises(call)
+        return state.add(gained), raises
+
+    def _site(self, call: cst.Call, requirement: tuple[frozenset[str], str], state: State) -> None:
+        required, label = requirement
+        site = self.sites.get(call)
+        if site is None:
+            site = self.sites[call] = Site(call, required, label)
+        self.site_log.append(call)
+        for kind in required - state.hard:
+            softs = [s for s in state.soft if s.kind == kind]
+            if softs:
+                self.consumed.update(softs)
+            else:
+                site.missing.add(kind)
+
+    def _Return(self, stmt: cst.Return, state: State) -> Outcome:
+        after, _ = self.expr(stmt.value, state)
+        return Outcome(None, returns=[(after, stmt)])
+
+    def _Raise(self, stmt: cst.Raise, state: State) -> Outcome:
+        self.expr(stmt.exc, state)
+        return Outcome(None)
+
+    def _Break(self, stmt: cst.Break, state: State) -> Outcome:
+        return Outcome(None, breaks=[state])
+
+    def _Continue(self, stmt: cst.Continue, state: State) -> Outcome:
+        return Outcome(None, continues=[state])
+
+    def _Assert(self, stmt: cst.Assert, state: State) -> Outcome:
+        after, raises = self.expr(stmt.test, state)
+        facts = classify(stmt.test, self.ev)
+        detail = "an `assert` is removed by `python -O`, so it cannot stop the resume"
+        softs = [Soft(k, "SG104", stmt, self.path, detail) for k in facts.when_true - after.hard]
+        return Outcome(None if raises else after.add_soft(softs))
+
+    def _If(self, stmt: cst.If, state: State) -> Outcome:
+        st, raises = self.expr(stmt.test, state)
+        if raises:
+            return Outcome(None)
+        facts = classify(stmt.test, self.ev)
+        detail = "its failing branch does not raise or return, so the resume runs anyway"
+        fail_true = [Soft(k, "SG104", stmt, self.path, detail) for k in facts.when_false - st.hard]
+        fail_false = [Soft(k, "SG104", stmt, self.path, detail) for k in facts.when_true - st.hard]
+        body_state = st.add(facts.when_true).add_soft(fail_true)
+        else_state = st.add(facts.when_false).add_soft(fail_false)
+        body_stmts = statements(stmt.body)
+        if facts.when_false:
+            self._note_flags(body_stmts, facts.when_false)
+        body = self.block(body_stmts, body_state)
+        if isinstance(stmt.orelse, cst.If):
+            other = self.stmt(stmt.orelse, else_state)
+        elif stmt.orelse is not None:
+            else_stmts = statements(stmt.orelse.body)
+            if facts.when_true:
+                self._note_flags(else_stmts, facts.when_true)
+            other = self.block(else_stmts, else_state)
+        else:
+            other = Outcome(else_state)
+        out = Outcome(join([body.fall, other.fall]))
+        out.absorb(body)
+        out.absorb(other)
+        return out
+
+    def _note_flags(self, failing: Sequence[Stmt], kinds: frozenset[str]) -> None:
+        """``stale = True`` in a failing branch: a later ``if stale: raise`` is the real check."""
+        for stmt in failing:
+            if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+                target = stmt.targets[0].target
+                literal = bool_literal(stmt.value)
+                if isinstance(target, cst.Name) and literal is not None:
+                    self.ev.flags[target.value] = Facts(_NONE, kinds) if literal else Facts(kinds, _NONE)
+
+    def _For(self, stmt: cst.For, state: State) -> Outcome:
+        st, raises = self.expr(stmt.iter, state)
+        if raises:
+            return Outcome(None)
+        body = self.block(statements(stmt.body), st)
+        # Kinds checked for every element hold after the loop (zero elements: vacuously).
+        after = join([body.fall, *body.continues]) or st
+        after = State(after.hard, after.soft | st.soft)
+        return self._loop_exit(stmt, body, after)
+
+    def _While(self, stmt: cst.While, state: State) -> Outcome:
+        st, raises = self.expr(stmt.test, state)
+        if raises:
+            return Outcome(None)
+        body = self.block(statements(stmt.body), st)
+        infinite = bool_literal(stmt.test) is True
+        after = join([] if infinite else [st, body.fall, *body.continues])
+        return self._loop_exit(stmt, body, after)
+
+    def _loop_exit(self, stmt: cst.For | cst.While, body: Outcome, after: State | None) -> Outcome:
+        if stmt.orelse is not None and after is not None:
+            other = self.block(statements(stmt.orelse.body), after)
+        else:
+            other = Outcome(after)
+        out = Outcome(join([other.fall, *body.breaks]), returns=body.returns + other.returns)
+        out.breaks.extend(other.breaks)
+        out.continues.extend(other.continues)
+        return out
+
+    def _Try(self, stmt: cst.Try | cst.TryStar, state: State) -> Outcome:
+        mark = len(self.site_log)
+        body = self.block(statements(stmt.body), state)
+        body_sites = self.site_log[mark:]
+        if stmt.orelse is not None and body.fall is not None:
+            other = self.block(statements(stmt.orelse.body), body.fall)
+        else:
+            other = Outcome(body.fall)
+        gained = body.fall.hard - state.hard if body.fall is not None else _NONE
+        raised = {last_segment(n) for n in _raised_names(statements(stmt.body))}
+        out = Outcome(None)
+        out.absorb(body)
+        out.absorb(other)
+        falls: list[State | None] = [other.fall]
+        for handler in stmt.handlers:
+            falls.append(self._handler(handler, state, gained, raised, body_sites, out))
+        fall = join(falls)
+        if stmt.finalbody is not None:
+            final = self.block(statements(stmt.finalbody.body), fall if fall is not None else state)
+            out.absorb(final)
+            fall = final.fall if fall is not None else None
+        out.fall = fall
+        return out
+
+    _TryStar = _Try
+
+    def _handler(
+        self,
+        handler: cst.ExceptHandler | cst.ExceptStarHandler,
+        state: State,
+        gained: frozenset[str],
+        raised: set[str],
+        body_sites: list[cst.Call],
+        out: Outcome,
+    ) -> State | None:
+        caught = self._caught(handler.type)
+        broad = handler.type is None or bool(caught & _BROAD)
+        reconciliation = any(self.ev.vocab.matches("reconciliation-errors", q) for q in caught)
+        catches_check = broad or reconciliation or bool({last_segment(q) for q in caught} & raised)
+        entry = state
+        detail = "it swallows the failed resume check and the code goes on to resume"
+        if catches_check and gained:
+            entry = state.add_soft(Soft(k, "SG202", handler, self.path, detail) for k in gained)
+        mark = len(self.site_log)
+        result = self.block(statements(handler.body), entry)
+        out.absorb(result)
+        handler_sites = self.site_log[mark:]
+        bound = handler.name.name.value if handler.name is not None and isinstance(handler.name.name, cst.Name) else None
+        hands_off = bound is not None and _hands_off(handler, bound)
+        reraises = result.fall is None and not result.returns
+        if hands_off:
+            return state.add(gained) if result.fall is not None else None
+        if reconciliation and not reraises:
+            self.direct.append(
+                Direct(
+                    "SG202",
+                    handler,
+                    "this handler catches SummaryReconciliationError and carries on; re-raise it or hand it "
+                    "to a reconciliation controller (replay from an exact checkpoint or accept the divergence "
+                    "on record)",
+                )
+            )
+        elif broad and body_sites and not reraises:
+            rederives = any(self.ev.is_tool_call(c) for s in statements(handler.body) for c in _own_calls(s))
+            if handler_sites or rederives or result.fall is not None:
+                what = "resumes anyway" if handler_sites else "re-derives" if rederives else "passes"
+                self.direct.append(
+                    Direct(
+                        "SG202",
+                        handler,
+                        f"a broad `except` around a resume {what}: a SummaryReconciliationError raised by the "
+                        "resume check is swallowed; re-raise it or hand it to a reconciliation controller",
+                    )
+                )
+        return result.fall
+
+    def _caught(self, expr: cst.BaseExpression | None) -> set[str]:
+        if expr is None:
+            return set()
+        elements = [e.value for e in expr.elements] if isinstance(expr, cst.Tuple) else [expr]
+        names = set()
+        for element in elements:
+            name = dotted(element)
+            if name:
+                names.add(self.ev.imports.qualify_name(name))
+        return names
+
+    def _With(self, stmt: cst.With, state: State) -> Outcome:
+        st = state
+        suppressed: set[str] = set()
+        for item in stmt.items:
+            st, raises = self.expr(item.item, st)
+            if raises:
+                return Outcome(None)
+            call = item.item
+            if isinstance(call, cst.Call) and last_segment(dotted(call.func)) == "suppress":
+                for arg in call.args:
+                    suppressed |= self._caught(arg.value)
+        mark = len(self.site_log)
+        body = self.block(statements(stmt.body), st)
+        if not suppressed:
+            return body
+        reconciliation = any(self.ev.vocab.matches("reconciliation-errors", q) for q in suppressed)
+        broad = bool(suppressed & _BROAD)
+        if reconciliation:
+            self.direct.append(
+                Direct(
+                    "SG202",
+                    stmt,
+                    "`contextlib.suppress(SummaryReconciliationError)` swallows a refused resume; let it "
+                    "propagate to a reconciliation controller",
+                )
+            )
+        elif broad and self.site_log[mark:]:
+            self.direct.append(
+                Direct(
+                    "SG202",
+                    stmt,
+                    "`suppress(Exception)` around a resume swallows a SummaryReconciliationError; let it "
+                    "propagate to a reconciliation controller",
+                )
+            )
+        gained = body.fall.hard - st.hard if body.fall is not None else _NONE
+        detail = "it suppresses the failed resume check and the code goes on to resume"
+        cut = st.add_soft(Soft(k, "SG202", stmt, self.path, detail) for k in gained)
+        out = Outcome(join([body.fall, cut]))
+        out.absorb(body)
+        return out
+
+    def _Match(self, stmt: cst.Match, state: State) -> Outcome:
+        st, raises = self.expr(stmt.subject, state)
+        if raises:
+            return Outcome(None)
+        out = Outcome(None)
+        falls: list[State | None] = []
+        irrefutable = False
+        for case in stmt.cases:
+            result = self.block(statements(case.body), st)
+            out.absorb(result)
+            falls.append(result.fall)
+            pattern = case.pattern
+            if case.guard is None and isinstance(pattern, cst.MatchAs) and pattern.pattern is None:
+                irrefutable = True
+        if not irrefutable:
+            falls.append(st)
+        out.fall = join(falls)
+        return out
+
+
+def _own_calls(stmt: Stmt) -> list[cst.Call]:
+    from .syntax import expressions_of
+
+    return [c for expr in expressions_of(stmt) for c in calls_in(expr)]
+
+
+def _raised_names(stmts: Sequence[Stmt]) -> set[str]:
+    names = set()
+    for stmt in walk_statements(stmts):
+        if isinstance(stmt, cst.Raise) and stmt.exc is not None:
+            exc = stmt.exc.func if isinstance(stmt.exc, cst.Call) else stmt.exc
+            name = dotted(exc)
+            if name:
+                names.add(name)
+    return names
+
+
+def _hands_off(handler: cst.ExceptHandler | cst.ExceptStarHandler, bound: str) -> bool:
+    """The bound error is passed to something that is not a logger, or returned."""
+    for stmt in walk_statements(statements(handler.body)):
+        if isinstance(stmt, cst.Return) and stmt.value is not None and _mentions(stmt.value, bound):
+            return True
+        from .syntax import expressions_of
+
+        for expr in expressions_of(stmt):
+            for call in calls_in(expr):
+                if last_segment(dotted(call.func)) in lexicon.LOG_CALLS:
+                    continue
+                if any(_mentions(arg.value, bound) for arg in call.args):
+                    return True
+    return False
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in iter_exprs(node))

@@ -1,0 +1,191 @@
+"""The project index: every module and function given to one run, and call resolution.
+
+Function summaries only pay off across modules (a validator defined in
+``recovery.py`` protecting a resume in ``loop.py``), so the engine first
+indexes all parsed modules, then resolves calls against that index: local and
+nested functions, ``self.method`` in the same class, imported names (absolute
+or relative; matched on dotted suffixes so the display path's prefix does not
+matter), and, as a last resort, a method name defined exactly once in the
+project.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .names import ImportTable, dotted, last_segment, module_name_for
+from .syntax import Stmt, statements, walk_statements
+from .vocabulary import Vocabulary
+
+__all__ = ["FunctionInfo", "ModuleInfo", "Project"]
+
+_SUMMARY_TEXT = re.compile(r"summar(?!ywriter|y_writer)", re.IGNORECASE)
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    """One function (or a module's top-level code, ``name == "<module>"``)."""
+
+    qualname: str
+    name: str
+    node: cst.FunctionDef | cst.Module
+    module: ModuleInfo
+    class_name: str | None = None
+    parent: FunctionInfo | None = None
+    params: tuple[str, ...] = ()
+    annotations: dict[str, str] = field(default_factory=dict)
+    decorators: tuple[str, ...] = ()
+    nested: dict[str, FunctionInfo] = field(default_factory=dict)
+    is_guarded: bool = False
+    is_tool: bool = False
+
+    @property
+    def body(self) -> list[Stmt]:
+        return statements(self.node.body if isinstance(self.node, cst.FunctionDef) else self.node)
+
+    @property
+    def is_module(self) -> bool:
+        return isinstance(self.node, cst.Module)
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"<FunctionInfo {self.qualname}>"
+
+
+@dataclass(eq=False)
+class ModuleInfo:
+    """One parsed module and what was found in it."""
+
+    path: str
+    tree: cst.Module
+    imports: ImportTable
+    functions: list[FunctionInfo] = field(default_factory=list)
+    toplevel: dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: dict[str, dict[str, FunctionInfo]] = field(default_factory=dict)
+    mentions_summary: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.imports.module_name
+
+
+class Project:
+    """All modules of one run, indexed for call resolution."""
+
+    def __init__(self, vocabulary: Vocabulary) -> None:
+        self.vocabulary = vocabulary
+        self.modules: list[ModuleInfo] = []
+        self.functions: list[FunctionInfo] = []
+        self._by_name: dict[str, list[FunctionInfo]] = {}
+
+    def add_module(self, path: str, tree: cst.Module, text: str) -> ModuleInfo:
+        name, is_package = module_name_for(path)
+        module = ModuleInfo(path, tree, ImportTable(name, is_package))
+        module.mentions_summary = bool(_SUMMARY_TEXT.search(text))
+        top = FunctionInfo(f"{name}.<module>", "<module>", tree, module)
+        module.functions.append(top)
+        self._collect(module, statements(tree), top, None, name)
+        for fn in module.functions:
+            self.functions.append(fn)
+            self._by_name.setdefault(fn.name, []).append(fn)
+        self.modules.append(module)
+        return module
+
+    # -- indexing ------------------------------------------------------------------------
+
+    def _collect(
+        self, module: ModuleInfo, body: list[Stmt], owner: FunctionInfo, class_name: str | None, prefix: str
+    ) -> None:
+        for stmt in walk_statements(body):
+            if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+                module.imports.add(stmt)
+            elif isinstance(stmt, cst.FunctionDef):
+                self._add_function(module, stmt, owner, class_name, prefix)
+            elif isinstance(stmt, cst.ClassDef):
+                self._collect(module, statements(stmt.body), owner, stmt.name.value, f"{prefix}.{stmt.name.value}")
+
+    def _add_function(
+        self, module: ModuleInfo, node: cst.FunctionDef, owner: FunctionInfo, class_name: str | None, prefix: str
+    ) -> None:
+        name = node.name.value
+        nested_owner = owner if not owner.is_module else None
+        fn = FunctionInfo(f"{prefix}.{name}", name, node, module, class_name=class_name, parent=nested_owner)
+        params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+        for extra in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(extra, cst.Param):
+                params.append(extra)
+        fn.params = tuple(p.name.value for p in params)
+        fn.annotations = {
+            p.name.value: dotted(p.annotation.annotation) or "" for p in params if p.annotation is not None
+        }
+        fn.decorators = tuple(self._decorator_name(module, d) for d in node.decorators)
+        module.functions.append(fn)
+        if class_name is not None and nested_owner is None:
+            module.classes.setdefault(class_name, {})[name] = fn
+        elif nested_owner is not None:
+            nested_owner.nested[name] = fn
+        else:
+            module.toplevel[name] = fn
+        self._collect(module, statements(node.body), fn, None, f"{prefix}.{name}.<locals>")
+
+    @staticmethod
+    def _decorator_name(module: ModuleInfo, decorator: cst.Decorator) -> str:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Call):
+            expr = expr.func
+        return dotted(expr) or ""
+
+    def finish(self) -> None:
+        """Resolve decorators once imports of every module are known."""
+        vocab = self.vocabulary
+        for fn in self.functions:
+            qualified = [fn.module.imports.qualify_name(d) for d in fn.decorators]
+            fn.decorators = tuple(qualified)
+            fn.is_guarded = any(vocab.matches("validators", q) for q in qualified)
+            fn.is_tool = any(vocab.matches("tool-decorators", q) for q in qualified)
+
+    # -- resolution ----------------------------------------------------------------------
+
+    def resolve(self, func: cst.BaseExpression, caller: FunctionInfo) -> FunctionInfo | None:
+        """The project function a call's callee refers to, if known."""
+        module = caller.module
+        if isinstance(func, cst.Name):
+            scope: FunctionInfo | None = caller
+            while scope is not None:
+                found = scope.nested.get(func.value)
+                if found is not None:
+                    return found
+                scope = scope.parent
+            local = module.toplevel.get(func.value)
+            if local is not None and func.value not in module.imports.aliases:
+                return local
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            if func.value.value in ("self", "cls") and caller.class_name is not None:
+                method = module.classes.get(caller.class_name, {}).get(func.attr.value)
+                if method is not None:
+                    return method
+        name = dotted(func)
+        if name is None:
+            return None
+        qualified = module.imports.qualify(func) or name
+        head = name.partition(".")[0]
+        found = self.lookup(qualified)
+        if found is not None:
+            return found
+        if isinstance(func, cst.Attribute) and head not in module.imports.aliases and head not in ("self", "cls"):
+            return self._unique_method(func.attr.value)
+        if isinstance(func, cst.Attribute) and head in ("self", "cls"):
+            return self._unique_method(func.attr.value)
+        return None
+
+    def lookup(self, qualified: str) -> FunctionInfo | None:
+        """A function whose qualified name is ``qualified`` or ends with it."""
+        candidates = self._by_name.get(last_segment(qualified), ())
+        matches = [f for f in candidates if f.qualname == qualified or f.qualname.endswith("." + qualified)]
+        return matches[0] if len(matches) >= 1 else None
+
+    def _unique_method(self, name: str) -> FunctionInfo | None:
+        candidates = [f for f in self._by_name.get(name, ()) if f.class_name is not None]
+        return candidates[0] if len(candidates) == 1 else None

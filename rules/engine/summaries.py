@@ -1,0 +1,76 @@
+"""Function summaries: what calling a function means for the resume invariant.
+
+A call site is judged by its callee's summary, so a validator written by the
+user (``def verify(checkpoint, deps): ... raise``) protects a resume in
+another module exactly like ``summaryguard.guard.check_resume`` does, and a
+user function that resumes is itself a resume for its callers. Summaries are
+computed by :mod:`.solver` to a fixed point over all modules of a run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+__all__ = ["BOTTOM", "Site", "Soft", "Summary"]
+
+_NONE: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, eq=False)
+class Soft:
+    """A check that cannot stop a resume (SG104), or a handler that swallows the
+    failure of one (SG202): it covers ``kind`` for "one defect, one finding"
+    and is reported at ``node`` when a resume relies on it."""
+
+    kind: str
+    code: str
+    node: cst.CSTNode
+    path: str
+    detail: str
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.code, id(self.node)))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Soft) and other.kind == self.kind and other.code == self.code and other.node is self.node
+        )
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a call of the function guarantees, needs and does."""
+
+    #: Kinds guaranteed after the call returns normally (a validator: all three).
+    establishes: frozenset[str] = _NONE
+    #: Soft checks that reach the caller (an ``assert`` in a validator).
+    soft: frozenset[Soft] = frozenset()
+    #: The call never returns normally (a function that always raises).
+    always_raises: bool = False
+    #: Kinds guaranteed when the function's result is truthy (``is_consistent``).
+    predicate: frozenset[str] = _NONE
+    #: The function resumes an agent from summary state.
+    resumes: bool = False
+    #: Kinds its resumes leave unchecked: a call of it is a resume needing them.
+    needs: frozenset[str] = _NONE
+    #: Its result is resumed state (looked-up references come from it).
+    returns_resumed: bool = False
+    #: Calling it calls a tool (directly or through other functions).
+    calls_tool: bool = False
+    #: It makes no calls at all (a plain accessor is never a tool).
+    pure: bool = True
+
+
+BOTTOM = Summary()
+
+
+@dataclass(eq=False)
+class Site:
+    """One resume call inside a function and what it lacks."""
+
+    call: cst.Call
+    required: frozenset[str]
+    description: str
+    missing: set[str] = field(default_factory=set)

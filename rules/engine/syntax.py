@@ -1,0 +1,153 @@
+"""Small, shared helpers over libcst nodes: statement lists and expression walks.
+
+libcst keeps every token; the analysis wants "the statements of this block"
+and "the expressions inside this statement, but not inside nested functions".
+These helpers give exactly that, so the other modules never special-case
+``SimpleStatementLine`` versus ``SimpleStatementSuite``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Union
+
+import libcst as cst
+
+__all__ = [
+    "Stmt",
+    "bool_literal",
+    "calls_in",
+    "expressions_of",
+    "identifiers",
+    "is_none",
+    "iter_exprs",
+    "statements",
+    "walk_statements",
+]
+
+#: A statement as the analysis sees it: compound, or one small statement.
+Stmt = Union[cst.BaseCompoundStatement, cst.BaseSmallStatement]
+
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def statements(block: cst.BaseSuite | cst.Module | Sequence[cst.CSTNode] | None) -> list[Stmt]:
+    """Flatten a suite (or module) into compound and small statements."""
+    if block is None:
+        return []
+    if isinstance(block, cst.SimpleStatementSuite):
+        return list(block.body)
+    body: Sequence[cst.CSTNode]
+    if isinstance(block, (cst.IndentedBlock, cst.Module)):
+        body = block.body
+    else:
+        body = block  # type: ignore[assignment]
+    out: list[Stmt] = []
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            out.extend(stmt.body)
+        else:
+            out.append(stmt)  # type: ignore[arg-type]
+    return out
+
+
+def child_blocks(stmt: Stmt) -> list[list[Stmt]]:
+    """The nested statement blocks of a compound statement (not nested scopes)."""
+    blocks: list[list[Stmt]] = []
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        return blocks
+    if isinstance(stmt, cst.If):
+        blocks.append(statements(stmt.body))
+        if isinstance(stmt.orelse, cst.If):
+            blocks.append([stmt.orelse])
+        elif stmt.orelse is not None:
+            blocks.append(statements(stmt.orelse.body))
+    elif isinstance(stmt, (cst.For, cst.While)):
+        blocks.append(statements(stmt.body))
+        if stmt.orelse is not None:
+            blocks.append(statements(stmt.orelse.body))
+    elif isinstance(stmt, (cst.Try, cst.TryStar)):
+        blocks.append(statements(stmt.body))
+        blocks.extend(statements(h.body) for h in stmt.handlers)
+        if stmt.orelse is not None:
+            blocks.append(statements(stmt.orelse.body))
+        if stmt.finalbody is not None:
+            blocks.append(statements(stmt.finalbody.body))
+    elif isinstance(stmt, cst.With):
+        blocks.append(statements(stmt.body))
+    elif isinstance(stmt, cst.Match):
+        blocks.extend(statements(case.body) for case in stmt.cases)
+    return blocks
+
+
+def walk_statements(stmts: Sequence[Stmt]) -> Iterator[Stmt]:
+    """Every statement in ``stmts`` and their blocks, depth first, staying in scope."""
+    stack = list(reversed(stmts))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        for block in reversed(child_blocks(stmt)):
+            stack.extend(reversed(block))
+
+
+def expressions_of(stmt: Stmt) -> list[cst.CSTNode]:
+    """The expressions a statement evaluates itself (a compound statement's
+    header only: an ``if`` test, a ``for`` iterable, ``with`` items)."""
+    if isinstance(stmt, cst.If):
+        return [stmt.test]
+    if isinstance(stmt, cst.While):
+        return [stmt.test]
+    if isinstance(stmt, cst.For):
+        return [stmt.iter]
+    if isinstance(stmt, cst.With):
+        return [item.item for item in stmt.items]
+    if isinstance(stmt, cst.Match):
+        return [stmt.subject]
+    if isinstance(stmt, (cst.Try, cst.TryStar, cst.FunctionDef, cst.ClassDef)):
+        return []
+    return [stmt]
+
+
+def iter_exprs(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and everything below it, not entering lambdas or nested scopes."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in reversed(current.children):
+            if not isinstance(child, _SCOPES):
+                stack.append(child)
+
+
+def calls_in(node: cst.CSTNode) -> list[cst.Call]:
+    """Calls inside ``node``, innermost (first evaluated) first."""
+    found = [n for n in iter_exprs(node) if isinstance(n, cst.Call)]
+    found.reverse()
+    return found
+
+
+def identifiers(node: cst.CSTNode) -> Iterator[str]:
+    """Names and attribute names mentioned in an expression."""
+    for n in iter_exprs(node):
+        if isinstance(n, cst.Name):
+            yield n.value
+        elif isinstance(n, cst.SimpleString):
+            value = n.evaluated_value
+            if isinstance(value, str) and value.isidentifier():
+                yield value
+
+
+def is_none(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def bool_literal(node: cst.CSTNode) -> bool | None:
+    """True/False for a literal that is always truthy/falsy, else None."""
+    if isinstance(node, cst.Name):
+        if node.value == "True":
+            return True
+        if node.value in ("False", "None"):
+            return False
+    if isinstance(node, cst.Integer):
+        return node.value not in ("0",)
+    return None

@@ -1,0 +1,177 @@
+"""Analyzer vocabulary: which qualified names are resumes, tools, validators...
+
+Three sources, merged once per run: the defaults below, every plugin's
+``summaryguard_vocabulary()`` answer, and the user's configuration. Entries
+are qualified names or glob patterns. A pattern with a dot is matched against
+the whole qualified name (``myapp.tools.*``, ``*.invoke``); a pattern without a
+dot against its last segment (``fetch_*``). Each category compiles to one
+regular expression, so matching costs the same however many entries there are.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+__all__ = ["CATEGORIES", "DEFAULTS", "NameMatcher", "Vocabulary"]
+
+#: The categories of the ``summaryguard_vocabulary`` hook.
+CATEGORIES = (
+    "resume-calls",
+    "tool-calls",
+    "tool-decorators",
+    "compaction-calls",
+    "checkpoint-writes",
+    "checkpoint-loads",
+    "validators",
+)
+
+_GUARD = "summaryguard.guard"
+
+#: Built-in knowledge. Method-name globs (``*.resume_context``) still need a
+#: second vote (a checkpoint- or summary-like receiver) before they count.
+DEFAULTS: Mapping[str, tuple[str, ...]] = {
+    "resume-calls": (
+        "*.resume_context",
+        "*.rehydrate",
+        "*.rehydrate_summary",
+        "*.rehydrate_context",
+        "*.resume_from_summary",
+        "*.restore_from_summary",
+        "rehydrate_summary",
+        "resume_from_summary",
+    ),
+    "tool-calls": (),
+    "tool-decorators": (
+        "langchain_core.tools.tool",
+        "langchain.tools.tool",
+        "langchain.agents.tool",
+        "agents.function_tool",
+        "crewai.tools.tool",
+        "smolagents.tool",
+        f"{_GUARD}.tool_guard",
+        f"{_GUARD}.tools.tool_guard",
+    ),
+    "compaction-calls": ("*.compact", "*.summarize", "summarize_messages", "*.summarize_messages"),
+    "checkpoint-writes": (f"{_GUARD}.CheckpointStore.save", "*.save_checkpoint", "*.write_checkpoint"),
+    "checkpoint-loads": (
+        f"{_GUARD}.Checkpoint.from_json",
+        f"{_GUARD}.Checkpoint.from_dict",
+        f"{_GUARD}.model.Checkpoint.from_json",
+        f"{_GUARD}.model.Checkpoint.from_dict",
+        f"{_GUARD}.CheckpointStore.load",
+        "*.load_checkpoint",
+        "*.get_tuple",
+        "*.get_state",
+    ),
+    "validators": (
+        f"{_GUARD}.check_resume",
+        f"{_GUARD}.check.check_resume",
+        f"{_GUARD}.resume_guard",
+        f"{_GUARD}.resume.resume_guard",
+    ),
+}
+
+#: Exception classes whose capture is a reconciliation decision.
+RECONCILIATION_ERRORS = (
+    f"{_GUARD}.SummaryReconciliationError",
+    f"{_GUARD}.errors.SummaryReconciliationError",
+    f"{_GUARD}.CheckpointIntegrityError",
+    "*ReconciliationError",
+)
+
+
+class NameMatcher:
+    """A set of qualified names and globs compiled into two regular expressions."""
+
+    __slots__ = ("_dotted", "_bare", "patterns")
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self.patterns = tuple(sorted(set(patterns)))
+        dotted = [fnmatch.translate(p) for p in self.patterns if "." in p]
+        bare = [fnmatch.translate(p) for p in self.patterns if "." not in p]
+        self._dotted = re.compile("|".join(dotted)) if dotted else None
+        self._bare = re.compile("|".join(bare)) if bare else None
+
+    def __call__(self, qualified_name: str | None) -> bool:
+        if not qualified_name:
+            return False
+        if self._dotted is not None and self._dotted.match(qualified_name):
+            return True
+        return self._bare is not None and self._bare.match(qualified_name.rpartition(".")[2]) is not None
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The merged vocabulary of one run; build it once with :meth:`build`."""
+
+    entries: Mapping[str, tuple[str, ...]]
+    #: Problems found while merging (an unknown category from a plugin, a bad
+    #: pattern); the CLI reports them, the engine goes on without the entry.
+    problems: tuple[str, ...] = ()
+    _matchers: dict[str, NameMatcher] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for category in CATEGORIES:
+            self._matchers[category] = NameMatcher(self.entries.get(category, ()))
+        self._matchers["reconciliation-errors"] = NameMatcher(RECONCILIATION_ERRORS)
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        tool_calls: Iterable[str] = (),
+        resume_calls: Iterable[str] = (),
+        validators: Iterable[str] = (),
+        use_plugins: bool = True,
+    ) -> Vocabulary:
+        """Defaults, then plugin contributions, then the user's configured names."""
+        merged: dict[str, list[str]] = {c: list(DEFAULTS.get(c, ())) for c in CATEGORIES}
+        problems: list[str] = []
+        if use_plugins:
+            for contribution in _plugin_contributions(problems):
+                for category, names in contribution.items():
+                    if category not in merged:
+                        problems.append(f"plugin vocabulary category {category!r} is unknown")
+                        continue
+                    if isinstance(names, str):
+                        names = (names,)
+                    merged[category].extend(str(n) for n in names)
+        merged["tool-calls"].extend(tool_calls)
+        merged["resume-calls"].extend(resume_calls)
+        merged["validators"].extend(validators)
+        return cls({c: tuple(sorted(set(v))) for c, v in merged.items()}, tuple(problems))
+
+    def matches(self, category: str, qualified_name: str | None) -> bool:
+        """Whether ``qualified_name`` is in ``category`` (exact name or pattern)."""
+        return self._matchers[category](qualified_name)
+
+    def fingerprint(self) -> str:
+        """A stable digest of the entries (part of the CLI's cache key)."""
+        text = "\n".join(f"{c}={','.join(self.entries.get(c, ()))}" for c in CATEGORIES)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _plugin_contributions(problems: list[str]) -> list[Mapping[str, Iterable[str]]]:
+    from summaryguard.plugins.manager import get_plugin_manager
+
+    try:
+        answers = get_plugin_manager().hook.summaryguard_vocabulary()
+    except Exception as exc:  # noqa: BLE001 - a broken plugin costs its vocabulary, not the run
+        problems.append(f"plugin vocabulary failed: {type(exc).__name__}: {exc}")
+        return []
+    contributions = []
+    for answer in answers:
+        if answer is None:
+            continue
+        if not isinstance(answer, Mapping):
+            problems.append(f"plugin vocabulary must be a mapping, got {type(answer).__name__}")
+            continue
+        contributions.append(answer)
+    return contributions

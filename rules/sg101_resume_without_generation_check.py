@@ -1,0 +1,73 @@
+"""SG101 resume-without-generation-check."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from summaryguard.rules.engine.base import Invalid, LintRule, Valid
+
+
+class ResumeWithoutGenerationCheck(LintRule):
+    """## What it does
+    Flags a resume from a checkpoint's summary (``checkpoint.resume_context()``,
+    ``agent.resume(summary, ...)``, ``graph.invoke(None, config)``, or a call of
+    your own function that does one) that some path reaches without a
+    fail-closed check that the summary exists and that its generation equals
+    the generation the checkpoint recorded.
+
+    ## Why is this bad?
+    A checkpoint written while compaction ran can hold a summary of another
+    generation than the one it recorded. Resuming from it continues the agent
+    from a context that does not match the checkpoint's turn: facts it relies
+    on may belong to a different lineage, and nothing raises.
+
+    ## Example
+    ```python
+    def recover(checkpoint):
+        return checkpoint.resume_context()
+    ```
+
+    ## Use instead
+    ```python
+    from summaryguard.guard import check_resume
+
+    def recover(checkpoint, deps):
+        check_resume(checkpoint, deps)  # raises SummaryReconciliationError
+        return checkpoint.resume_context()
+    ```
+    or compare ``summary.generation != checkpoint.summary_generation`` and raise.
+    The check must dominate the resume: a check on one branch of an ``if``
+    does not protect a resume after it.
+
+    ## Known problems
+    Facts are tracked per function, not per object: a check of one checkpoint
+    protects a resume of another in the same function. A loop over references
+    is assumed to run at least once.
+    """
+
+    code = "SG101"
+    name = "resume-without-generation-check"
+
+    VALID = [
+        Valid(
+            """
+            from summaryguard.guard import check_resume
+
+            def recover(checkpoint, deps):
+                check_resume(checkpoint, deps)
+                return checkpoint.resume_context()
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            def recover(checkpoint):
+                summary = checkpoint.summary
+                return checkpoint.resume_context()  # expect: SG101, SG102, SG103
+            """
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.report_model(node)

@@ -1,0 +1,82 @@
+"""SG103 resume-without-dependency-check."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from summaryguard.rules.engine.base import Invalid, LintRule, Valid
+
+
+class ResumeWithoutDependencyCheck(LintRule):
+    """## What it does
+    Flags a resume from a checkpoint's summary that some path reaches without
+    a fail-closed check that every reference the next turn depends on is
+    present verbatim in the summary.
+
+    ## Why is this bad?
+    A summary is a lossy projection: compaction may have dropped a handle a
+    tool returned. After the resume the agent cannot find it, calls the tool
+    again, gets a *different* handle from a world that moved on, and carries
+    on with corrupted provenance. Checking the dependencies before resuming
+    turns that silent divergence into a reconciliation error.
+
+    ## Example
+    ```python
+    def recover(checkpoint, deps):
+        if checkpoint.summary.generation != checkpoint.summary_generation:
+            raise SummaryReconciliationError(...)
+        if checkpoint.summary.partial:
+            raise SummaryReconciliationError(...)
+        return checkpoint.resume_context()
+    ```
+
+    ## Use instead
+    ```python
+    def recover(checkpoint, deps):
+        ...
+        for ref in deps:
+            if ref not in checkpoint.summary.verbatim_refs:
+                raise SummaryReconciliationError(...)
+        return checkpoint.resume_context()
+    ```
+
+    ## Known problems
+    A dependency check is recognized as a membership or subset test against
+    references (``verbatim_refs``, ``refs``, ``deps``...) whose failing side
+    raises; comparisons hidden in other helpers count only when the helper's
+    body is available to the analysis. In LangGraph (``graph.invoke(None,
+    config)``) the summary is written atomically with its checkpoint, so only
+    this rule applies to such resumes.
+    """
+
+    code = "SG103"
+    name = "resume-without-dependency-check"
+
+    VALID = [
+        Valid(
+            """
+            from summaryguard.guard import resume_guard
+
+            @resume_guard(deps="next_turn_deps")
+            def recover(checkpoint, next_turn_deps):
+                return checkpoint.resume_context()
+
+            def main(checkpoint):
+                return recover(checkpoint, ["doc-1"])
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            def recover(checkpoint, deps):
+                summary = checkpoint.summary
+                if summary.generation != checkpoint.summary_generation or summary.partial:
+                    raise RuntimeError("cannot resume")
+                return checkpoint.resume_context()  # expect: SG103
+            """
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.report_model(node)

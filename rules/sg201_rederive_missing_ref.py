@@ -1,0 +1,75 @@
+"""SG201 rederive-missing-ref."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from summaryguard.rules.engine.base import Invalid, LintRule, Valid
+
+
+class RederiveMissingRef(LintRule):
+    """## What it does
+    Flags a tool call that obtains again a reference that was looked up in
+    resumed state and found missing: ``if ref not in summary.refs: ref =
+    tool()``, ``x = state.get(k) or tool()``, ``if x is None: x = tool()``,
+    ``except KeyError: tool()``, ``state.get(k, tool())``,
+    ``state.setdefault(k, tool())``.
+
+    ## Why is this bad?
+    Re-deriving a dropped fact is not recovery: the outside world has moved
+    on, so the tool returns a *new* fact (another handle, another id) with new
+    provenance, and the agent carries on as if it were the old one. The run
+    "succeeds" with a corrupted lineage. A missing reference must fail closed
+    into reconciliation.
+
+    ## Example
+    ```python
+    ctx = checkpoint.resume_context()
+    handle = ctx.get("handle") or create_sandbox_tool()
+    ```
+
+    ## Use instead
+    ```python
+    ctx = checkpoint.resume_context()
+    if "handle" not in ctx:
+        raise SummaryReconciliationError(gen, turn, "handle", "dropped by compaction")
+    handle = ctx["handle"]
+    ```
+    or wrap the tool with ``summaryguard.guard.tool_guard`` so a re-derivation
+    during a resumed turn raises.
+
+    ## Known problems
+    A callee is a tool when it is decorated as one (``langchain_core.tools.tool``,
+    ``agents.function_tool``, ``tool_guard``), configured in ``tool-calls``,
+    calls a tool itself, or is named like one (``*_tool``, ``tools.x``) with
+    nothing saying otherwise. Resumed state is followed through assignments
+    within one function.
+    """
+
+    code = "SG201"
+    name = "rederive-missing-ref"
+
+    VALID = [
+        Valid(
+            """
+            def settings(config):
+                timeout = config.get("timeout") or default_timeout()
+                return timeout
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            def next_turn(checkpoint, search_tool):
+                ctx = checkpoint.resume_context()
+                handle = ctx.get("handle") or search_tool("latest")  # expect: SG201
+                return handle
+            """,
+            # the unchecked resume is its own defect
+            expected=[(2, "SG101"), (2, "SG102"), (2, "SG103"), (3, "SG201")],
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.report_model(node)

@@ -1,0 +1,90 @@
+"""SG202 swallowed-reconciliation-error."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from summaryguard.rules.engine.base import Invalid, LintRule, Valid
+
+
+class SwallowedReconciliationError(LintRule):
+    """## What it does
+    Flags an ``except`` clause that catches ``SummaryReconciliationError``
+    (or a broad exception around a resume or a resume check) and then
+    resumes, re-derives or simply goes on, instead of re-raising or handing
+    the error to a reconciliation controller. ``with
+    contextlib.suppress(SummaryReconciliationError)`` is reported at the
+    ``with``.
+
+    ## Why is this bad?
+    The reconciliation error is the one signal that the summary cannot be
+    resumed from: it carries the generation, the checkpoint turn and the
+    missing reference an outer controller needs to replay from an exact
+    checkpoint or to accept the divergence on record. Swallowing it turns a
+    fail-closed recovery back into a fail-open one.
+
+    ## Example
+    ```python
+    try:
+        check_resume(checkpoint, deps)
+    except Exception:
+        log.exception("resume check failed")
+    agent.resume(checkpoint.summary)
+    ```
+
+    ## Use instead
+    ```python
+    try:
+        check_resume(checkpoint, deps)
+    except SummaryReconciliationError as error:
+        return controller.reconcile(error)
+    agent.resume(checkpoint.summary)
+    ```
+
+    ## Known problems
+    A hand-off is recognized as passing the caught error to a call that is
+    not a logger, or returning it. A broad handler that returns without
+    resuming is considered fail-closed.
+    """
+
+    code = "SG202"
+    name = "swallowed-reconciliation-error"
+
+    VALID = [
+        Valid(
+            """
+            from summaryguard.guard import SummaryReconciliationError, check_resume
+
+            def recover(checkpoint, agent, controller, deps):
+                try:
+                    check_resume(checkpoint, deps)
+                except SummaryReconciliationError as error:
+                    return controller.reconcile(error)
+                return agent.resume(checkpoint.summary)
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import logging
+            from summaryguard.guard import check_resume
+
+            def recover(checkpoint, agent, deps):
+                try:
+                    check_resume(checkpoint, deps)
+                except Exception:  # expect: SG202
+                    logging.exception("resume check failed")
+                return agent.resume(checkpoint.summary)
+            """
+        ),
+    ]
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.report_model(node)
+
+    def visit_ExceptStarHandler(self, node: cst.ExceptStarHandler) -> None:
+        self.report_model(node)
+
+    def visit_With(self, node: cst.With) -> None:
+        self.report_model(node)

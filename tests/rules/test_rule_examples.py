@@ -1,0 +1,45 @@
+"""Every rule's VALID / INVALID examples, plugin rules included, as test cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from summaryguard.rules.engine import Analyzer, Invalid, Valid, Vocabulary, all_rules
+
+RULES = all_rules()
+ANALYZER = Analyzer(Vocabulary.build(), RULES)
+
+
+def _cases() -> list:
+    cases = []
+    for rule in RULES:
+        for number, example in enumerate(rule.VALID):
+            cases.append(pytest.param(rule, example, id=f"{rule.code}-valid-{number}"))
+        for number, example in enumerate(rule.INVALID):
+            cases.append(pytest.param(rule, example, id=f"{rule.code}-invalid-{number}"))
+    return cases
+
+
+def _run(example: Valid | Invalid) -> list[tuple[int, str]]:
+    sources = [("example.py", example.code), *((p, _dedent(t)) for p, t in example.files.items())]
+    findings, errors = ANALYZER.analyze(sources)
+    assert errors == []
+    return sorted((f.line, f.code) for f in findings if f.path == "example.py")
+
+
+def _dedent(text: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(text).lstrip("\n")
+
+
+@pytest.mark.parametrize(("rule", "example"), _cases())
+def test_example(rule, example) -> None:
+    found = _run(example)
+    if isinstance(example, Valid):
+        assert found == []
+    else:
+        expected = example.expectations()
+        assert expected, "an INVALID example must expect at least one finding"
+        assert any(code == rule.code for _, code in expected), "an INVALID example must show its own rule"
+        assert found == expected
