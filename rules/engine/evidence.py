@@ -13,6 +13,7 @@ pattern only counts when another vote agrees.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -20,7 +21,7 @@ from . import lexicon
 from .conditions import ALL_KINDS, DEPS, Context, Facts
 from .names import dotted, last_segment
 from .project import FunctionInfo, Project
-from .summaries import BOTTOM, Summary
+from .summaries import BOTTOM, Soft, Summary
 from .syntax import expressions_of, identifiers, is_none, iter_exprs, walk_statements
 
 __all__ = ["Evidence"]
@@ -31,6 +32,43 @@ _CONTAINER_METHODS = frozenset(
 )
 _CONTEXT_WORDS = ("context", "ctx", "state", "session", "memory", "checkpoint", "ckpt", "summar", "snapshot")
 _LANGGRAPH = ("langgraph", "langmem")
+
+
+@dataclass(frozen=True)
+class _Profile:
+    """Names (incl. attribute names), attribute names, all words (names and
+    identifier-like strings) and calls of one expression."""
+
+    names: frozenset[str]
+    attrs: frozenset[str]
+    words: frozenset[str]
+    calls: tuple[cst.Call, ...]
+    #: The expression reads TensorBoard/Keras summaries (``tf.summary``): metrics.
+    metrics: bool
+
+    @classmethod
+    def of(cls, expr: cst.CSTNode) -> _Profile:
+        names: set[str] = set()
+        attrs: set[str] = set()
+        strings: set[str] = set()
+        calls: list[cst.Call] = []
+        metrics = False
+        for node in iter_exprs(expr):
+            if isinstance(node, cst.Name):
+                names.add(node.value)
+            elif isinstance(node, cst.Attribute):
+                attrs.add(node.attr.value)
+                if node.attr.value in ("summary", "summaries"):
+                    head = dotted(node)
+                    metrics = metrics or (head is not None and head.partition(".")[0] in _TB_HEADS)
+            elif isinstance(node, cst.Call):
+                calls.append(node)
+            elif isinstance(node, cst.SimpleString):
+                value = node.evaluated_value
+                if isinstance(value, str) and value.isidentifier():
+                    strings.add(value)
+        calls.reverse()
+        return cls(frozenset(names), frozenset(attrs), frozenset(names | strings), tuple(calls), metrics)
 
 
 class Evidence(Context):
@@ -47,6 +85,7 @@ class Evidence(Context):
         self.flags: dict[str, Facts] = {}
         self.callees: set[FunctionInfo] = set()
         self._resolved: dict[cst.Call, FunctionInfo | None] = {}
+        self._profiles: dict[cst.CSTNode, _Profile] = {}
         self._collect()
         self.summary_like = self._summary_like()
         self.checkpoint_like = {n for n in self._names() if lexicon.is_checkpoint_name(n)}
@@ -132,42 +171,34 @@ class Evidence(Context):
 
     # -- value questions -----------------------------------------------------------------
 
+    def _profile(self, expr: cst.CSTNode) -> _Profile:
+        """The words and calls of an expression, computed once per node."""
+        profile = self._profiles.get(expr)
+        if profile is None:
+            profile = self._profiles[expr] = _Profile.of(expr)
+        return profile
+
     def summary_involved(self, expr: cst.CSTNode) -> bool:
         """Does summary state flow into ``expr`` (by usage, flow or name)?"""
-        for node in iter_exprs(expr):
-            if isinstance(node, cst.Attribute):
-                head = dotted(node)
-                if head is not None and head.partition(".")[0] in _TB_HEADS:
-                    return False
-                if node.attr.value in lexicon.STRONG_SUMMARY_ATTRS:
-                    return True
-            elif isinstance(node, cst.Name):
-                if node.value in self.summary_like or (
-                    node.value not in _TB_HEADS and lexicon.is_summary_name(node.value)
-                ):
-                    return True
-            elif isinstance(node, cst.SimpleString):
-                value = node.evaluated_value
-                if isinstance(value, str) and value.isidentifier() and lexicon.is_summary_name(value):
-                    return True
-        return False
+        profile = self._profile(expr)
+        if profile.metrics:
+            return False
+        if profile.attrs & lexicon.STRONG_SUMMARY_ATTRS or profile.names & self.summary_like:
+            return True
+        return any(lexicon.is_summary_name(w) for w in profile.words if w not in _TB_HEADS)
 
     def checkpoint_involved(self, expr: cst.CSTNode) -> bool:
-        return any(
-            ident in self.checkpoint_like or lexicon.is_checkpoint_name(ident) for ident in identifiers(expr)
+        profile = self._profile(expr)
+        return bool(profile.names & self.checkpoint_like) or any(
+            lexicon.is_checkpoint_name(w) for w in profile.words
         )
 
     def resumed_state(self, expr: cst.CSTNode) -> bool:
         """Is ``expr`` (a container or a looked-up value) state that came back from a resume?"""
-        for node in iter_exprs(expr):
-            if isinstance(node, cst.Name) and (
-                node.value in self.resumed
-                or node.value in self.restored
-                or node.value in self.summary_like
-                or lexicon.is_resumed_state_name(node.value)
-            ):
-                return True
-        return False
+        names = self._profile(expr).names
+        return bool(names & self.resumed or names & self.restored or names & self.summary_like) or any(
+            lexicon.is_resumed_state_name(n) for n in names
+        )
 
     def _is_restore(self, value: cst.BaseExpression) -> bool:
         if not isinstance(value, cst.Call):
@@ -181,8 +212,8 @@ class Evidence(Context):
         return any(w in words for w in _CONTEXT_WORDS) or self.summary_involved(value)
 
     def _is_resumed_value(self, value: cst.BaseExpression) -> bool:
-        for node in iter_exprs(value):
-            if isinstance(node, cst.Call):
+        for node in self._profile(value).calls:
+            if True:
                 callee = self.resolve(node)
                 if callee is not None and self.summary_of(callee).returns_resumed:
                     return True
@@ -223,6 +254,11 @@ class Evidence(Context):
             return ALL_KINDS
         return frozenset()
 
+    def validator_softs(self, call: cst.Call) -> frozenset[Soft]:
+        """Soft checks inside the callee that reach its caller (an ``assert`` in a validator)."""
+        callee = self.resolve(call)
+        return self.summary_of(callee).soft if callee is not None else frozenset()
+
     def always_raises(self, call: cst.Call) -> bool:
         callee = self.resolve(call)
         if callee is not None:
@@ -234,10 +270,10 @@ class Evidence(Context):
         callee = self.resolve(call)
         if callee is not None:
             if callee.is_guarded:
-                return frozenset(), f"{callee.name}() (guarded by resume_guard)"
+                return frozenset(), f"`{callee.name}()` (guarded by resume_guard)"
             summary = self.summary_of(callee)
             if summary.resumes:
-                return summary.needs, f"{callee.name}(), which resumes from summary state,"
+                return summary.needs, f"`{callee.name}()` (which resumes inside)"
             return None
         name = dotted(call.func)
         if name is None:
@@ -248,7 +284,7 @@ class Evidence(Context):
         qualified = self.imports.qualify_name(name)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         inputs = [a.value for a in call.args] + ([receiver] if receiver is not None else [])
-        label = f"{name}()"
+        label = f"`{name}()`"
         if self.vocab.matches("resume-calls", qualified):
             if self._through_import(call) or any(
                 self.summary_involved(x) or self.checkpoint_involved(x) for x in inputs

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["FileError", "Finding"]
+__all__ = ["FileError", "Finding", "describe", "is_too_deep"]
 
 
 @dataclass(frozen=True, order=True)
@@ -42,3 +42,28 @@ class FileError:
     path: str
     line: int | None
     message: str
+
+
+def is_too_deep(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was caused while handling, a RecursionError
+    (libcst wraps some of them in its own exceptions)."""
+    seen = 0
+    current: BaseException | None = exc
+    while current is not None and seen < 20:
+        if isinstance(current, RecursionError):
+            return True
+        current = current.__cause__ or current.__context__
+        seen += 1
+    return False
+
+
+def describe(exc: BaseException, limit: int = 200) -> str:
+    """``Type: message`` for an error report, short and safe: the message of an
+    exception about a deep tree can itself recurse when formatted."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - RecursionError included: any failure to format is not the point
+        text = "(message could not be formatted)"
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -188,6 +188,7 @@ class FlowAnalysis:
         if node is None:
             return state, False
         gained: set[str] = set()
+        softs: set[Soft] = set()
         raises = False
         ev = self.ev
         for call in calls_in(node):
@@ -195,8 +196,10 @@ class FlowAnalysis:
             if requirement is not None:
                 self._site(call, requirement, state)
             gained |= ev.validator_kinds(call)
+            softs |= ev.validator_softs(call)
             raises = raises or ev.always_raises(call)
-        return state.add(gained), raises
+        after = state.add(gained)
+        return after.add_soft(s for s in softs if s.kind not in after.hard), raises
 
     def _site(self, call: cst.Call, requirement: tuple[frozenset[str], str], state: State) -> None:
         required, label = requirement
@@ -316,9 +319,14 @@ class FlowAnalysis:
             falls.append(self._handler(handler, state, gained, raised, body_sites, out))
         fall = join(falls)
         if stmt.finalbody is not None:
-            final = self.block(statements(stmt.finalbody.body), fall if fall is not None else state)
-            out.absorb(final)
-            fall = final.fall if fall is not None else None
+            final_stmts = statements(stmt.finalbody.body)
+            # Entered while an exception propagates (from any point of the try):
+            # only what held before the try is certain there.
+            self.block(final_stmts, join([state, fall]))
+            if fall is not None:
+                final = self.block(final_stmts, fall)
+                out.absorb(final)
+                fall = final.fall
         out.fall = fall
         return out
 

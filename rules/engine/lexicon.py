@@ -10,6 +10,7 @@ usage before anything is reported. Patterns are compiled once, at import.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = [
     "CHECKPOINT_ATTRS",
@@ -129,21 +130,25 @@ LOG_CALLS = frozenset(
 )
 
 
+@lru_cache(maxsize=8192)
 def is_summary_name(name: str) -> bool:
     """``summary``, ``last_summary``, ``summaries`` -- but not ``SummaryWriter``."""
     return bool(_SUMMARY.search(name)) and not _NOT_AGENT_SUMMARY.search(name)
 
 
+@lru_cache(maxsize=8192)
 def is_checkpoint_name(name: str) -> bool:
     """``checkpoint``, ``ckpt``, ``snapshot`` (any case, any position)."""
     return bool(_CHECKPOINT.search(name))
 
 
+@lru_cache(maxsize=8192)
 def is_resumed_state_name(name: str) -> bool:
     """A name that says "this came back from a checkpoint or a summary"."""
     return bool(_RESUMED.search(name)) and not _NOT_AGENT_SUMMARY.search(name)
 
 
+@lru_cache(maxsize=8192)
 def is_tool_name(name: str) -> bool:
     """``search_tool``, ``tool_call``, ``tools``: a segment that is *tool* (one vote)."""
     return bool(_TOOL.search(name))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .evidence import Evidence
+from .findings import describe
 from .flow import Direct, FlowAnalysis
 from .project import FunctionInfo, Project
 from .rederive import rederivations
@@ -58,8 +59,7 @@ def solve(project: Project, failed: dict[str, str] | None = None) -> dict[Functi
             failed.setdefault(fn.module.path, "too deeply nested to analyze (Python's recursion limit was reached)")
             result = FunctionResult(fn, BOTTOM)
         except Exception as exc:  # noqa: BLE001 - one function's failure is its file's error, not the run's
-            failed.setdefault(fn.module.path, f"internal error in the analysis of {fn.qualname}: "
-                              f"{type(exc).__name__}: {exc}")
+            failed.setdefault(fn.module.path, f"internal error in the analysis of {fn.qualname}: {describe(exc)}")
             result = FunctionResult(fn, BOTTOM)
         results[fn] = result
         for callee in result.callees:

@@ -18,14 +18,18 @@ from dataclasses import dataclass, field
 
 __all__ = ["CATEGORIES", "DEFAULTS", "NameMatcher", "Vocabulary"]
 
-#: The categories of the ``summaryguard_vocabulary`` hook.
+#: The categories of the ``summaryguard_vocabulary`` hook (see its documentation).
 CATEGORIES = (
     "resume-calls",
+    "resume-inputs",
     "tool-calls",
     "tool-decorators",
     "compaction-calls",
+    "summary-types",
+    "checkpointers",
     "checkpoint-writes",
     "checkpoint-loads",
+    "interrupt-calls",
     "validators",
 )
 
@@ -44,6 +48,10 @@ DEFAULTS: Mapping[str, tuple[str, ...]] = {
         "rehydrate_summary",
         "resume_from_summary",
     ),
+    "resume-inputs": ("langgraph.types.Command",),
+    "summary-types": (f"{_GUARD}.Summary", f"{_GUARD}.model.Summary"),
+    "checkpointers": (),
+    "interrupt-calls": (),
     "tool-calls": (),
     "tool-decorators": (
         "langchain_core.tools.tool",

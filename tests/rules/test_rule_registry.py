@@ -1,0 +1,80 @@
+"""The rule set itself: unique codes and names, complete documentation, plugin rules."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+import pytest
+
+from summaryguard.plugins import hookimpl, register, unregister
+from summaryguard.rules.engine import DOC_SECTIONS, Analyzer, LintRule, Valid, Vocabulary, all_rules, rule_doc
+from summaryguard.rules.engine.registry import builtin_rules
+
+RULES = all_rules()
+
+
+def test_builtin_rules_are_found_and_sorted() -> None:
+    codes = [r.code for r in builtin_rules()]
+    assert {"SG101", "SG102", "SG103", "SG104", "SG201", "SG202"} <= set(codes)
+    assert codes == sorted(codes)
+
+
+def test_codes_and_names_are_unique_and_well_formed() -> None:
+    codes = [r.code for r in RULES]
+    names = [r.name for r in RULES]
+    assert len(codes) == len(set(codes))
+    assert len(names) == len(set(names))
+    for rule in RULES:
+        assert re.fullmatch(r"[A-Z]+\d{3}", rule.code)
+        assert re.fullmatch(r"[a-z]+(-[a-z]+)+", rule.name)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_documentation_has_every_section(rule: type[LintRule]) -> None:
+    doc = rule_doc(rule)
+    assert doc.startswith(f"# {rule.code} ({rule.name})")
+    positions = [doc.find(f"## {section}") for section in DOC_SECTIONS]
+    assert all(p >= 0 for p in positions), doc
+    assert positions == sorted(positions)
+    assert rule.VALID and rule.INVALID
+
+
+class _PluginRule(LintRule):
+    """## What it does
+    Flags ``breakpoint()``.
+    ## Why is this bad?
+    It stops an agent. ## Example ## Use instead ## Known problems
+    """
+
+    code = "XP001"
+    name = "plugin-breakpoint"
+    USES_MODEL = False
+    PREFILTER = r"breakpoint\("
+    VALID = [Valid("x = 1\n")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "breakpoint":
+            self.report(node, "breakpoint() left in")
+
+
+class _Plugin:
+    @hookimpl
+    def summaryguard_lint_rules(self):
+        return [_PluginRule, "not a rule"]
+
+
+def test_plugin_rules_are_included_and_run() -> None:
+    plugin = _Plugin()
+    register(plugin, name="test-rules")
+    try:
+        rules = all_rules()
+        assert rules[-1] is _PluginRule
+        assert _PluginRule not in all_rules(use_plugins=False)
+        analyzer = Analyzer(Vocabulary.build(), rules)
+        assert analyzer.might_matter("breakpoint()\n")
+        findings, errors = analyzer.analyze([("a.py", "x = 1\nbreakpoint()\n")])
+        assert errors == []
+        assert [(f.code, f.line, f.column, f.end_column) for f in findings] == [("XP001", 2, 1, 13)]
+    finally:
+        unregister(name="test-rules")
