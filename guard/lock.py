@@ -83,7 +83,7 @@ class CompactionLock:
         fd, self._fd = self._fd, None
         try:
             if fd is not None:
-                if fcntl is not None:
+                if fcntl is not None:  # pragma: no branch - None only on Windows
                     fcntl.flock(fd, fcntl.LOCK_UN)
                 os.close(fd)
         finally:

@@ -235,6 +235,6 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except (ProcessLookupError, OverflowError):  # no such process; not even a pid
         return False
-    except OSError:  # PermissionError: another user's live process
+    except OSError:  # pragma: no cover - PermissionError: another user's live process (never as root)
         return True
     return True

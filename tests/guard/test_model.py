@@ -354,6 +354,8 @@ CONSTRUCTION = [
     ("ref-key", lambda: Summary(generation=1, verbatim_refs={1: "h"}), "summary.verbatim_refs (key)"),
     ("provenance", lambda: Summary(generation=1, provenance={"h": None}), "summary.provenance['h']"),
     ("manifest-entry", lambda: Summary(generation=1, drop_manifest=["h"]), "summary.drop_manifest[0]"),
+    ("manifest-string", lambda: Summary(generation=1, drop_manifest="h"), "summary.drop_manifest"),
+    ("manifest-not-iterable", lambda: Summary(generation=1, drop_manifest=3), "summary.drop_manifest"),
     ("partial", lambda: Summary(generation=1, partial="no"), "summary.partial"),
     ("parent", lambda: Summary(generation=1, parent_generation="0"), "summary.parent_generation"),
     ("turns", lambda: Summary(generation=1, turns=(3, 1)), "summary.turns"),

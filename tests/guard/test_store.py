@@ -123,6 +123,35 @@ def test_the_write_is_atomic_on_failure(tmp_path: Path) -> None:
     assert store.load(7) == sample(7)
 
 
+def _save_beyond_the_file_size_limit(folder: str, limit: int, result: Any) -> None:
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # so write() fails with EFBIG instead of killing us
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    try:
+        CheckpointStore(folder).save(sample(7, generation=4))
+    except OSError as exc:
+        result.put(f"{type(exc).__name__}: {exc.strerror}")
+    else:
+        result.put("saved")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE is POSIX")
+def test_a_write_that_runs_out_of_space_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path)
+    store.save(sample(7))
+    limit = len(_valid_bytes()) // 2  # the new file cannot be written whole
+    result = fork.Queue()
+    child = fork.Process(target=_save_beyond_the_file_size_limit, args=(str(tmp_path), limit, result))
+    child.start()
+    outcome = result.get(timeout=10)
+    child.join(10)
+    assert "File too large" in outcome
+    assert files(tmp_path) == ["turn-000000000007.json"]
+    assert store.load(7) == sample(7)
+
+
 # -- failing closed -------------------------------------------------------------------------
 
 
@@ -256,9 +285,11 @@ def test_temporaries_of_dead_writers_are_ignored_and_removed(tmp_path: Path) -> 
         mine.write_bytes(b"{")
         other = tmp_path / ".tmp-notes"
         other.write_bytes(b"")
+        absurd = tmp_path / f".tmp-{2**80}-0000abcd.json"  # not even a pid: nobody is writing it
+        absurd.write_bytes(b"{")
         assert store.turns() == [3] and store.latest() == sample(3)  # ignored by readers
         CheckpointStore(tmp_path)  # the next store to open the folder cleans up
-        assert not dead_tmp.exists()
+        assert not dead_tmp.exists() and not absurd.exists()
         assert live_tmp.exists() and mine.exists() and other.exists()
     finally:
         release.set()
