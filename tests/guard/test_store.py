@@ -123,31 +123,23 @@ def test_the_write_is_atomic_on_failure(tmp_path: Path) -> None:
     assert store.load(7) == sample(7)
 
 
-def _save_beyond_the_file_size_limit(folder: str, limit: int, result: Any) -> None:
+@pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE is POSIX")
+def test_a_write_that_runs_out_of_space_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
     import resource
     import signal
 
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # so write() fails with EFBIG instead of killing us
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-    try:
-        CheckpointStore(folder).save(sample(7, generation=4))
-    except OSError as exc:
-        result.put(f"{type(exc).__name__}: {exc.strerror}")
-    else:
-        result.put("saved")
-
-
-@pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE is POSIX")
-def test_a_write_that_runs_out_of_space_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
     store = CheckpointStore(tmp_path)
     store.save(sample(7))
     limit = len(_valid_bytes()) // 2  # the new file cannot be written whole
-    result = fork.Queue()
-    child = fork.Process(target=_save_beyond_the_file_size_limit, args=(str(tmp_path), limit, result))
-    child.start()
-    outcome = result.get(timeout=10)
-    child.join(10)
-    assert "File too large" in outcome
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write() fails with EFBIG instead
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+        with pytest.raises(OSError, match="File too large"):
+            store.save(sample(7, generation=4))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
     assert files(tmp_path) == ["turn-000000000007.json"]
     assert store.load(7) == sample(7)
 
