@@ -37,6 +37,11 @@ def test_importing_the_runtime_loads_no_analyzer_and_no_plugin_manager(code: str
     assert _heavy(modules) == []
 
 
+def test_asyncio_is_imported_only_by_code_that_awaits() -> None:
+    """asyncio alone costs ~20 ms of import; the lock imports it when a task first waits on it."""
+    assert "asyncio" not in _modules_after("import summaryguard.guard")
+
+
 def test_the_durable_half_runs_without_the_plugin_manager(tmp_path: object) -> None:
     """Compacting and writing/reading checkpoints never needs pluggy (only the resume check does)."""
     code = f"""
