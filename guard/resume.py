@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, overload
 
 from .check import _adapters, adapter_for, deps_of, facts_of, normalize_deps, notify, violation
-from .errors import ReconciliationKind, SummaryReconciliationError
+from .errors import ReconciliationKind
 from .reconcile import AcceptDivergence, DivergenceRecord, Replay
 from .turn import ResumedTurn, _current
 
