@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from summaryguard.guard import Checkpoint, DroppedRef, Summary
+from summaryguard.plugins import hookimpl
 from summaryguard.plugins import manager as plugin_manager
 
 #: The checkpoint shapes the built-in adapters read.
@@ -127,18 +128,16 @@ class Spy:
         self.accepted: list[Any] = []
         self.answers = answers
 
-    from summaryguard.plugins import hookimpl as _hookimpl
-
-    @_hookimpl
+    @hookimpl
     def summaryguard_observe_violation(self, error: Any, checkpoint: Any) -> None:
         self.observed.append((error, checkpoint))
 
-    @_hookimpl
+    @hookimpl
     def summaryguard_resolve_violation(self, error: Any, checkpoint: Any) -> Any:
         self.resolved.append(error)
         return self.answers(error, checkpoint) if self.answers else None
 
-    @_hookimpl
+    @hookimpl
     def summaryguard_divergence_accepted(self, record: Any) -> None:
         self.accepted.append(record)
 

@@ -16,6 +16,7 @@ from summaryguard.guard import (
     SummaryReconciliationError,
     UnsupportedCheckpointError,
     check_resume,
+    current_turn,
     resume_guard,
 )
 from summaryguard.plugins import hookimpl
@@ -435,8 +436,6 @@ def test_accepting_on_an_adapter_without_refs(use_plugin) -> None:
 
     @resume_guard(deps="deps")
     def resume(checkpoint: Any, deps: Any) -> Any:
-        from summaryguard.guard import current_turn
-
         return [(r.kind.value, r.ref) for r in current_turn().divergences]
 
     assert resume(Odd(), ["h1"]) == [("partial-summary", ""), ("missing-dependency", "h1")]

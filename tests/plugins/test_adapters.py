@@ -19,6 +19,7 @@ from summaryguard.guard import (
     resume_guard,
 )
 from summaryguard.guard.check import adapter_for
+from summaryguard.plugins import hookimpl
 from summaryguard.plugins import checkpoint_attributes, checkpoint_mappings, checkpoint_native, observe_logging
 
 NATIVE = checkpoint_native.ADAPTER
@@ -195,8 +196,6 @@ def test_json_round_trip_reads_the_same() -> None:
 
 def test_violations_and_acceptances_are_logged(make_checkpoint, use_plugin, caplog) -> None:
     class Accept:
-        from summaryguard.plugins import hookimpl
-
         @hookimpl
         def summaryguard_resolve_violation(self, error: Any, checkpoint: Any) -> Any:
             return AcceptDivergence("logged acceptance", accepted_by="ops")
