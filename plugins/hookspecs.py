@@ -24,6 +24,21 @@ if TYPE_CHECKING:  # pragma: no cover
 
 PROJECT_NAME = "summaryguard"
 
+#: The categories of ``summaryguard_vocabulary`` answers (documented on the hook).
+VOCABULARY_CATEGORIES = (
+    "resume-calls",
+    "resume-inputs",
+    "tool-calls",
+    "tool-decorators",
+    "compaction-calls",
+    "summary-types",
+    "checkpointers",
+    "checkpoint-writes",
+    "checkpoint-loads",
+    "interrupt-calls",
+    "validators",
+)
+
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
@@ -73,10 +88,25 @@ def summaryguard_divergence_accepted(record: DivergenceRecord) -> None:
 def summaryguard_vocabulary() -> Mapping[str, Iterable[str]] | None:
     """Contribute analyzer vocabulary.
 
-    Return a mapping from a category to qualified names or glob patterns. The
-    categories are ``resume-calls``, ``tool-calls``, ``tool-decorators``,
-    ``compaction-calls``, ``checkpoint-writes``, ``checkpoint-loads`` and
-    ``validators``.
+    Return a mapping from a category (one of :data:`VOCABULARY_CATEGORIES`) to
+    qualified names or glob patterns:
+
+    * ``resume-calls``: calls that continue an agent from restored state;
+    * ``resume-inputs``: constructors whose ``resume=`` argument, passed as the
+      input of a resume-call, makes it a resume (LangGraph's ``Command``; a
+      ``None`` input does the same);
+    * ``tool-calls``: calls that run a tool (and so can re-derive a fact);
+    * ``tool-decorators``: decorators that make a function a tool;
+    * ``compaction-calls``: calls (or node classes) that summarize;
+    * ``summary-types``: classes whose instances are summary state (a
+      framework's running summary);
+    * ``checkpointers``: classes that persist agent state (a graph compiled
+      with one of them can be resumed);
+    * ``checkpoint-writes`` / ``checkpoint-loads``: calls that write / read a
+      checkpoint;
+    * ``interrupt-calls``: calls that pause a node for outside input; the
+      node re-runs from its start when resumed;
+    * ``validators``: functions that enforce the invariant.
     """
 
 

@@ -1,0 +1,417 @@
+"""``guard_graph``: a compiled LangGraph graph that checks before it resumes.
+
+A LangGraph resume is ``invoke(None, config)``, ``stream(None, config)`` (and
+their async twins), or the same with ``Command(resume=...)``, on a thread
+whose latest checkpoint has pending ``next`` nodes. Only the graph sees that
+call, so the check sits there: before the run, the thread's state snapshot
+goes through :func:`~summaryguard.guard.resume_guard` (observers, then
+resolution: replay or accepted divergence); a replay runs from exactly the
+checkpoint the resolver chose (its ``checkpoint_id``). The run then executes
+inside a resumed turn, so a
+:func:`guard_tool`-wrapped tool refuses to re-derive what the summary dropped.
+
+Every error about a LangGraph checkpoint carries ``thread_id`` and
+``checkpoint_id`` (and ``checkpoint_ns`` for a subgraph) in ``details``.
+
+Anything else (``get_state``, ``update_state``, ``get_state_history``...)
+passes through to the wrapped graph untouched; a fresh input is not a resume
+and runs unchecked.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import sys
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ReconciliationKind, SummaryReconciliationError
+from ..reconcile import AcceptDivergence
+from ..resume import resume_guard
+from ..check import notify
+from ..turn import ResumedTurn, accept_divergence, current_turn
+from ._state import unstamped_note
+
+__all__ = ["GuardedGraph", "GuardedRun", "current_run", "guard_graph", "is_langgraph_checkpoint"]
+
+Deps = Iterable[str] | Callable[[Any], Iterable[str] | None] | None
+
+
+class GuardedRun:
+    """What one guarded resumed run shares with the tools and summarizations inside it.
+
+    ``dropped`` grows when a summarization runs *during* the resumed run (see
+    ``stamp_summaries``): a reference folded away after the resume is as lost
+    to the rest of the run as one dropped before it. ``refused`` collects
+    re-derivations refused in the run, so one that a ``ToolNode`` turned into
+    an error message still stops the run after its step.
+    """
+
+    __slots__ = ("turn", "context", "acceptance", "refused", "dropped")
+
+    def __init__(self, turn: ResumedTurn, context: contextvars.Context, acceptance: Acceptance | None) -> None:
+        self.turn = turn
+        #: A copy of the context inside the admitted resume (the resumed turn is entered in it).
+        self.context = context
+        self.acceptance = acceptance
+        self.refused: list[SummaryReconciliationError] = []
+        self.dropped: dict[str, list[Any]] = {}  # tool -> drop-manifest entries
+
+    def add_drops(self, entries: Iterable[Any]) -> None:
+        for entry in entries:
+            tool = getattr(entry, "tool", None)
+            if tool:
+                known = self.dropped.setdefault(tool, [])
+                if all(e.ref != entry.ref for e in known):
+                    known.append(entry)
+
+    def enforce(self, names: Iterable[str]) -> None:
+        """Refuse a tool that produced a reference dropped during this run (unless accepted)."""
+        turn = self.turn
+        for tool in names:
+            for entry in self.dropped.get(tool, ()):
+                ref = entry.ref
+                if turn.is_accepted(ref):
+                    continue
+                acceptance = self.acceptance
+                if acceptance is not None and ref in acceptance.refs:
+                    # Called from a tool inside the run: the run's turn is the current one.
+                    accept_divergence([ref], reason=acceptance.reason, accepted_by=acceptance.accepted_by)
+                    continue
+                error = SummaryReconciliationError(
+                    turn.summary_generation,
+                    turn.checkpoint_turn,
+                    ref,
+                    f"tool {tool!r} produced {ref!r}, which a summarization during this resumed run dropped; "
+                    "calling it again re-derives a new fact instead of recovering the old one",
+                    kind=ReconciliationKind.REDERIVATION,
+                    details={"tool": tool, "last_known": entry.last_known},
+                )
+                notify(error, turn.checkpoint)
+                raise error
+
+
+#: The guarded run the current code belongs to (None outside one).
+_run: contextvars.ContextVar[GuardedRun | None] = contextvars.ContextVar("summaryguard_langgraph_run", default=None)
+
+
+def current_run() -> GuardedRun | None:
+    return _run.get()
+#: The acceptance in force while a guarded graph admits a resume.
+_accepting: contextvars.ContextVar[Acceptance | None] = contextvars.ContextVar(
+    "summaryguard_langgraph_accepting", default=None
+)
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """A controller's explicit, recorded acceptance of divergence for some references or kinds."""
+
+    refs: frozenset[str]
+    kinds: frozenset[ReconciliationKind]
+    reason: str
+    accepted_by: str
+
+    def covers(self, error: SummaryReconciliationError) -> bool:
+        return error.kind in self.kinds or (bool(error.missing_ref) and error.missing_ref in self.refs)
+
+
+class GuardedGraph:
+    """A compiled graph (``CompiledStateGraph`` / ``Pregel``) whose resumes are checked first.
+
+    Build it with :func:`guard_graph`. Attribute access falls through to the
+    wrapped graph, so it stands in for it wherever the code calls ``invoke``,
+    ``stream``, ``ainvoke``, ``astream``, ``get_state`` and the rest.
+    """
+
+    def __init__(self, graph: Any, *, deps: Deps = None, acceptance: Acceptance | None = None) -> None:
+        for method in ("invoke", "get_state"):
+            if not callable(getattr(graph, method, None)):
+                raise TypeError(f"guard_graph() takes a compiled LangGraph graph, got {type(graph).__name__}")
+        if isinstance(deps, (str, bytes)):
+            raise TypeError(f"guard_graph(deps=...) takes a collection of reference names, not the string {deps!r}")
+        self._graph = graph
+        self._deps = deps if deps is None or callable(deps) else tuple(deps)
+        self._acceptance = acceptance
+        self._check = resume_guard(deps=self._deps_of)(_admitted)
+
+    @property
+    def graph(self) -> Any:
+        """The wrapped compiled graph."""
+        return self._graph
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._graph, name)
+
+    def __repr__(self) -> str:
+        return f"guard_graph({self._graph!r})"
+
+    def accepting(
+        self,
+        refs: str | Iterable[str] = (),
+        *,
+        reason: str,
+        accepted_by: str = "controller",
+        kinds: Iterable[ReconciliationKind | str] = (),
+    ) -> GuardedGraph:
+        """This graph, accepting divergence for ``refs`` (and violations of ``kinds``) on record.
+
+        The controller's answer to a refused resume: the next resume through
+        the returned graph goes on, each accepted violation becomes a
+        :class:`~summaryguard.guard.DivergenceRecord` (``summaryguard_divergence_accepted``
+        hook, and kept on the resumed turn), and the tools that produced the
+        accepted references may run again.
+        """
+        if not reason or not reason.strip():
+            raise ValueError("accepting() needs a reason: the record is the new fact's provenance")
+        names = frozenset([refs] if isinstance(refs, str) else refs)
+        acceptance = Acceptance(names, frozenset(ReconciliationKind(k) for k in kinds), reason, accepted_by)
+        if not acceptance.refs and not acceptance.kinds:
+            raise ValueError("accepting() needs the references (or kinds) whose divergence is accepted")
+        return GuardedGraph(self._graph, deps=self._deps, acceptance=acceptance)
+
+    # -- runs ------------------------------------------------------------------------------
+
+    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        admitted = self._admit(input, config, self._graph.get_state(config) if _is_resume(input) else None)
+        if admitted is None:
+            return self._graph.invoke(input, config, **kwargs)
+        run_config, run = admitted
+        ctx = run.context
+        try:
+            result = ctx.run(self._graph.invoke, input, run_config, **kwargs)
+        except SummaryReconciliationError as error:
+            raise _enrich(error, run.turn.checkpoint)
+        _raise_swallowed(run)
+        return result
+
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        snapshot = await self._graph.aget_state(config) if _is_resume(input) else None
+        admitted = self._admit(input, config, snapshot)
+        if admitted is None:
+            return await self._graph.ainvoke(input, config, **kwargs)
+        run_config, run = admitted
+        tokens = _enter(run)
+        try:
+            result = await self._graph.ainvoke(input, run_config, **kwargs)
+        except SummaryReconciliationError as error:
+            raise _enrich(error, run.turn.checkpoint)
+        finally:
+            _leave(tokens)
+        _raise_swallowed(run)
+        return result
+
+    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
+        admitted = self._admit(input, config, self._graph.get_state(config) if _is_resume(input) else None)
+        if admitted is None:
+            yield from self._graph.stream(input, config, **kwargs)
+            return
+        run_config, run = admitted
+        ctx = run.context
+        chunks = ctx.run(self._graph.stream, input, run_config, **kwargs)
+        try:
+            while True:
+                try:
+                    chunk = ctx.run(next, chunks)
+                except StopIteration:
+                    return
+                except SummaryReconciliationError as error:
+                    raise _enrich(error, run.turn.checkpoint)
+                _raise_swallowed(run)
+                yield chunk
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                ctx.run(close)
+
+    async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        snapshot = await self._graph.aget_state(config) if _is_resume(input) else None
+        admitted = self._admit(input, config, snapshot)
+        if admitted is None:
+            async for chunk in self._graph.astream(input, config, **kwargs):
+                yield chunk
+            return
+        run_config, run = admitted
+        tokens = _enter(run)
+        try:
+            chunks = self._graph.astream(input, run_config, **kwargs)
+        finally:
+            _leave(tokens)
+        try:
+            while True:
+                # The turn is set only while the graph runs, never while the caller holds a chunk.
+                tokens = _enter(run)
+                try:
+                    chunk = await chunks.__anext__()
+                except StopAsyncIteration:
+                    return
+                except SummaryReconciliationError as error:
+                    raise _enrich(error, run.turn.checkpoint)
+                finally:
+                    _leave(tokens)
+                _raise_swallowed(run)
+                yield chunk
+        finally:
+            await chunks.aclose()
+
+    def batch(self, inputs: Any, config: Any = None, **kwargs: Any) -> Any:
+        _refuse_batched_resume(inputs)
+        return self._graph.batch(inputs, config, **kwargs)
+
+    async def abatch(self, inputs: Any, config: Any = None, **kwargs: Any) -> Any:
+        _refuse_batched_resume(inputs)
+        return await self._graph.abatch(inputs, config, **kwargs)
+
+    # -- admission ---------------------------------------------------------------------------
+
+    def _deps_of(self, snapshot: Any) -> Any:
+        deps = self._deps
+        return deps(snapshot) if callable(deps) else deps
+
+    def _admit(self, input: Any, config: Any, snapshot: Any) -> tuple[Any, GuardedRun] | None:
+        """Check a resume; returns the pinned config and the run to enter, or None if not a resume."""
+        if snapshot is None or not snapshot.next:
+            return None
+        acceptance = self._acceptance
+        token = _accepting.set(acceptance)
+        try:
+            checked, turn, context = self._check(snapshot)
+        except SummaryReconciliationError as error:
+            raise _enrich(error, snapshot)
+        finally:
+            _accepting.reset(token)
+        if acceptance is not None:
+            # References dropped before the resume whose divergence the controller accepted
+            # but the admission check did not meet (no declared dependency named them).
+            dropped = {getattr(entry, "ref", None) for entry in turn.dropped_refs()}
+            pending = sorted(r for r in acceptance.refs if r in dropped and not turn.is_accepted(r))
+            if pending:
+                context.run(accept_divergence, pending, reason=acceptance.reason, accepted_by=acceptance.accepted_by)
+        # A Replay resolution settled on another checkpoint: run from exactly that one. The
+        # checkpoint that was fetched is run with the caller's config as it is: pinning it by
+        # id would make LangGraph fork a copy of the head on every resume.
+        run_config = config if checked is snapshot else _pin(config, checked)
+        run = GuardedRun(turn, context, acceptance)
+        context.run(_run.set, run)
+        return run_config, run
+
+
+def _admitted(checkpoint: Any) -> tuple[Any, ResumedTurn, contextvars.Context]:
+    """The body ``resume_guard`` admits: the checkpoint it settled on, the turn, and the context inside it.
+
+    The run executes in (a copy of) that context, so it is inside the resumed
+    turn however ``resume_guard`` represents it.
+    """
+    turn = current_turn()
+    assert turn is not None
+    return checkpoint, turn, contextvars.copy_context()
+
+
+def guard_graph(graph: Any, *, deps: Deps = None) -> GuardedGraph:
+    """Check every resume of ``graph`` against the summary invariant before it runs.
+
+    ``deps`` are the references the resumed step needs verbatim: names, or a
+    function of the thread's ``StateSnapshot`` returning them (None: what the
+    state declares under ``next_turn_deps``, top level or in ``context``).
+    With none declared, the check still refuses a summary summaryguard cannot
+    vouch for, and the resumed run still refuses, tool by tool, to re-derive
+    what the summary dropped (see :func:`guard_tool`).
+    """
+    return GuardedGraph(graph, deps=deps)
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _is_resume(input: Any) -> bool:
+    if input is None:
+        return True
+    types = sys.modules.get("langgraph.types")
+    command = getattr(types, "Command", None)
+    return command is not None and isinstance(input, command) and input.resume is not None
+
+
+def _refuse_batched_resume(inputs: Any) -> None:
+    if any(_is_resume(i) for i in inputs):
+        raise TypeError(
+            "a guarded graph does not resume threads in a batch (the check could not be pinned per thread); "
+            "resume each thread with invoke() or stream()"
+        )
+
+
+def _pin(config: Any, snapshot: Any) -> dict[str, Any]:
+    """``config`` pointed at exactly the checkpoint that was checked."""
+    config = dict(config or {})
+    configurable = dict(config.get("configurable") or {})
+    configurable.update((snapshot.config or {}).get("configurable") or {})
+    config["configurable"] = configurable
+    return config
+
+
+def _enter(run: GuardedRun) -> list[tuple[contextvars.ContextVar[Any], contextvars.Token[Any]]]:
+    """Take the run's context variables (the resumed turn among them) into the current context."""
+    missing = object()
+    return [(var, var.set(value)) for var, value in run.context.items() if var.get(missing) is not value]
+
+
+def _leave(tokens: list[tuple[contextvars.ContextVar[Any], contextvars.Token[Any]]]) -> None:
+    for var, token in reversed(tokens):
+        var.reset(token)
+
+
+def _raise_swallowed(run: GuardedRun) -> None:
+    """A refusal caught on its way out (``ToolNode(handle_tool_errors=True)``) still stops the run."""
+    if run.refused:
+        raise _enrich(run.refused[0], run.turn.checkpoint)
+
+
+def is_langgraph_checkpoint(checkpoint: Any) -> bool:
+    """A LangGraph ``StateSnapshot`` or ``CheckpointTuple`` (without importing LangGraph)."""
+    types = sys.modules.get("langgraph.types")
+    if types is not None and isinstance(checkpoint, types.StateSnapshot):
+        return True
+    base = sys.modules.get("langgraph.checkpoint.base")
+    return base is not None and isinstance(checkpoint, base.CheckpointTuple)
+
+
+def _values(checkpoint: Any) -> Any:
+    values = getattr(checkpoint, "values", None)
+    if isinstance(values, Mapping):
+        return values
+    inner = getattr(checkpoint, "checkpoint", None)
+    return inner.get("channel_values") if isinstance(inner, Mapping) else None
+
+
+def _enrich(error: SummaryReconciliationError, checkpoint: Any) -> SummaryReconciliationError:
+    """Add where it happened (thread, checkpoint, namespace) to an error about a LangGraph checkpoint."""
+    if not is_langgraph_checkpoint(checkpoint):
+        return error
+    configurable = (getattr(checkpoint, "config", None) or {}).get("configurable") or {}
+    details = error.details
+    for key in ("thread_id", "checkpoint_id"):
+        if key in configurable:
+            details.setdefault(key, configurable[key])
+    if configurable.get("checkpoint_ns"):
+        details.setdefault("checkpoint_ns", configurable["checkpoint_ns"])
+    if error.kind in (ReconciliationKind.NO_SUMMARY, ReconciliationKind.GENERATION_MISMATCH):
+        note = unstamped_note(_values(checkpoint))
+        if note is not None:
+            details.setdefault("note", note)
+    return error
+
+
+def observe(error: SummaryReconciliationError, checkpoint: Any) -> None:
+    """Observer hook body: enrich the error, and remember a refusal made during a guarded run."""
+    _enrich(error, checkpoint)
+    run = _run.get()
+    if run is not None and error.kind is ReconciliationKind.REDERIVATION:
+        run.refused.append(error)
+
+
+def resolve(error: SummaryReconciliationError, checkpoint: Any) -> AcceptDivergence | None:
+    """Resolver hook body: the acceptance of the guarded graph now admitting a resume, if it covers the error."""
+    acceptance = _accepting.get()
+    if acceptance is not None and acceptance.covers(error):
+        return AcceptDivergence(reason=acceptance.reason, accepted_by=acceptance.accepted_by)
+    return None
