@@ -1,0 +1,647 @@
+"""The LangGraph plugin piece by piece: adapter, stamping, guarded graph, tools, vocabulary.
+
+Real LangGraph, langmem and LangChain objects throughout (an in-memory
+checkpointer and fake chat models keep it fast and offline).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langgraph")
+pytest.importorskip("langmem")
+
+from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
+from langchain_core.tools import BaseTool, tool  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
+from langgraph.prebuilt import ToolNode  # noqa: E402
+from langgraph.types import Command, interrupt  # noqa: E402
+from langmem.short_term import RunningSummary, SummarizationNode  # noqa: E402
+
+from summaryguard.guard import (  # noqa: E402
+    CheckpointFormatError,
+    ProducedRef,
+    ReconciliationKind,
+    SummaryReconciliationError,
+    check_resume,
+    resume_guard,
+)
+from summaryguard.guard.langgraph import (  # noqa: E402
+    GuardedGraph,
+    guard_graph,
+    guard_tool,
+    is_langgraph_checkpoint,
+    register_extractor,
+    stamp_summaries,
+    tool_message_refs,
+)
+from summaryguard.guard.langgraph import _refs, _state  # noqa: E402
+from summaryguard.plugins import hookspecs  # noqa: E402
+from summaryguard.plugins import langgraph as plugin  # noqa: E402
+from summaryguard.plugins.manager import BUILTIN_PLUGINS, get_plugin_manager  # noqa: E402
+
+THREAD = {"configurable": {"thread_id": "t"}}
+
+
+class State(MessagesState):
+    context: dict[str, Any]
+
+
+def _conversation(handle: str = "vm-1") -> list[Any]:
+    return [
+        HumanMessage("Create a virtual machine and attach a 100 GB data disk to it. Keep the machine small.", id="h1"),
+        AIMessage("", id="a1", tool_calls=[{"name": "create_vm", "args": {}, "id": "c1"}]),
+        ToolMessage(handle, name="create_vm", tool_call_id="c1", id="t1"),
+        AIMessage("Working on the disk now, one moment please while I look at the storage options.", id="a2"),
+    ]
+
+
+def _summarizer(*texts: str) -> Any:
+    return SummarizationNode(
+        model=FakeListChatModel(responses=list(texts)),
+        max_tokens=400,
+        max_tokens_before_summary=40,
+        max_summary_tokens=100,
+        output_messages_key="messages",
+    )
+
+
+class Calls:
+    """A fake outside world for tools: counts and hands out fresh handles."""
+
+    def __init__(self) -> None:
+        self.made: list[str] = []
+
+    def make(self) -> str:
+        self.made.append(f"vm-{len(self.made) + 1}")
+        return self.made[-1]
+
+
+def _graph(
+    summary: str = "A VM was created.",
+    *,
+    stamped: bool = True,
+    then: Any = None,
+    saver: Any = None,
+) -> Any:
+    """summarize -> stop (interrupt_before) -> then."""
+    node = _summarizer(summary, summary + " Again.")
+    builder = StateGraph(State)
+    builder.add_node("summarize", stamp_summaries(node) if stamped else node)
+    builder.add_node("then", then or (lambda state: {"messages": [AIMessage("done", id="done")]}))
+    builder.add_edge(START, "summarize")
+    builder.add_edge("summarize", "then")
+    builder.add_edge("then", END)
+    return builder.compile(checkpointer=saver or InMemorySaver(), interrupt_before=["then"])
+
+
+def _paused(graph: Any, messages: list[Any] | None = None) -> Any:
+    graph.invoke({"messages": messages or _conversation(), "context": {}}, THREAD)
+    snapshot = graph.get_state(THREAD)
+    assert snapshot.next == ("then",)
+    return snapshot
+
+
+# -- the adapter -----------------------------------------------------------------------------
+
+
+def test_the_plugin_is_built_in_and_the_runtime_import_stays_free_of_langgraph() -> None:
+    assert "summaryguard.plugins.langgraph" in BUILTIN_PLUGINS
+    code = (
+        "import sys, summaryguard.guard, summaryguard.guard.langgraph; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('langgraph', 'langmem', 'langchain_core', 'libcst')]; "
+        "print(bad)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_a_stamped_snapshot_is_read_and_checked_directly() -> None:
+    snapshot = _paused(_graph())
+    adapter = get_plugin_manager().hook.summaryguard_checkpoint_adapter(
+        checkpoint_type=type(snapshot), checkpoint=snapshot
+    )
+    assert adapter is plugin.STATE_SNAPSHOT_ADAPTER
+    turn, recorded, has_summary, generation, partial, refs = adapter.extract(snapshot)
+    assert (turn, recorded, has_summary, generation, partial) == (1, 1, True, 1, False)
+    assert "create_vm" not in refs and list(refs) == [] and len(refs) == 0
+    assert [(d.ref, d.last_known, d.tool) for d in adapter.drop_manifest(snapshot)] == [("create_vm", "vm-1", "create_vm")]
+    check_resume(snapshot, [])
+    with pytest.raises(SummaryReconciliationError) as caught:
+        check_resume(snapshot, ["create_vm"])
+    assert caught.value.kind is ReconciliationKind.MISSING_DEPENDENCY
+    assert caught.value.details["thread_id"] == "t"
+    assert caught.value.details["checkpoint_id"] == snapshot.config["configurable"]["checkpoint_id"]
+
+
+def test_a_checkpoint_tuple_reads_the_same() -> None:
+    saver = InMemorySaver()
+    snapshot = _paused(_graph(saver=saver))
+    checkpoint_tuple = saver.get_tuple(THREAD)
+    assert is_langgraph_checkpoint(checkpoint_tuple) and is_langgraph_checkpoint(snapshot)
+    assert not is_langgraph_checkpoint({"summary": None})
+    facts = plugin.CHECKPOINT_TUPLE_ADAPTER.extract(checkpoint_tuple)
+    assert facts[:5] == plugin.STATE_SNAPSHOT_ADAPTER.extract(snapshot)[:5]
+    assert plugin.CHECKPOINT_TUPLE_ADAPTER.next_turn_deps(checkpoint_tuple) == ()
+    assert [d.ref for d in plugin.CHECKPOINT_TUPLE_ADAPTER.drop_manifest(checkpoint_tuple)] == ["create_vm"]
+    with pytest.raises(SummaryReconciliationError) as caught:
+        check_resume(checkpoint_tuple, ["create_vm"])
+    assert caught.value.details["thread_id"] == "t"
+
+
+def test_a_thread_without_summarization_is_an_exact_transcript() -> None:
+    graph = _graph()
+    graph.invoke({"messages": _conversation()[:1], "context": {}}, THREAD)  # too short to summarize
+    snapshot = graph.get_state(THREAD)
+    assert _state.locate(snapshot.values)[:2] == (None, None)
+    facts = plugin.STATE_SNAPSHOT_ADAPTER.extract(snapshot)
+    assert facts[1:5] == (0, True, 0, False)
+    check_resume(snapshot, [])
+    assert plugin.STATE_SNAPSHOT_ADAPTER.drop_manifest(snapshot) == ()
+
+
+def test_references_in_unfolded_messages_count_as_present() -> None:
+    refs = _state.VisibleRefs({"kept": "x"}, [ToolMessage("vm-9", name="create_vm", tool_call_id="c", id="m")], set(), tool_message_refs)
+    assert "kept" in refs and "create_vm" in refs and "other" not in refs
+    assert sorted(refs) == ["create_vm", "kept"] and "VisibleRefs" in repr(refs)
+    folded = _state.VisibleRefs({}, [ToolMessage("vm-9", name="create_vm", tool_call_id="c", id="m")], {"m"}, tool_message_refs)
+    assert "create_vm" not in folded
+
+
+def test_an_unstamped_summary_fails_closed_with_a_note() -> None:
+    snapshot = _paused(_graph(stamped=False))
+    with pytest.raises(SummaryReconciliationError) as caught:
+        check_resume(snapshot, [])
+    assert caught.value.kind is ReconciliationKind.NO_SUMMARY
+    assert "no summaryguard stamp" in caught.value.details["note"]
+
+
+def test_a_summary_replaced_behind_its_stamp_is_a_generation_mismatch() -> None:
+    graph = _graph()
+    snapshot = _paused(graph)
+    context = dict(snapshot.values["context"])
+    context["running_summary"] = RunningSummary("rewritten", {"h1"}, "h1")
+    graph.update_state(THREAD, {"context": context})
+    with pytest.raises(SummaryReconciliationError) as caught:
+        check_resume(graph.get_state(THREAD), [])
+    error = caught.value
+    assert error.kind is ReconciliationKind.GENERATION_MISMATCH
+    assert (error.summary_generation, "not the one its summaryguard stamp describes" in error.details["note"]) == (None, True)
+
+
+@pytest.mark.parametrize(
+    ("stamp_change", "problem"),
+    [
+        ({"v": 99}, "unknown stamp version"),
+        ({"generation": "one"}, "summaryguard.generation"),
+        ({"refs": "nowhere.extractor"}, "not registered in this process"),
+    ],
+)
+def test_a_bad_stamp_fails_closed(stamp_change: dict[str, Any], problem: str) -> None:
+    graph = _graph()
+    snapshot = _paused(graph)
+    context = dict(snapshot.values["context"])
+    context["summaryguard"] = {**context["summaryguard"], **stamp_change}
+    graph.update_state(THREAD, {"context": context})
+    with pytest.raises(SummaryReconciliationError, match=problem) as caught:
+        check_resume(graph.get_state(THREAD), [])
+    assert caught.value.kind is ReconciliationKind.NO_SUMMARY
+
+
+def test_read_stamp_refuses_a_non_object() -> None:
+    with pytest.raises(CheckpointFormatError, match="expected an object"):
+        _state.read_stamp(["not", "a", "stamp"], "text")
+    assert _state.facts("not a mapping", None)[2] is True  # no values: an empty exact transcript
+    assert _state.next_turn_deps(None) == ()
+
+
+def test_a_state_can_declare_its_next_turn_deps() -> None:
+    assert _state.next_turn_deps({"next_turn_deps": ["a"]}) == ("a",)
+    assert _state.next_turn_deps({"context": {"next_turn_deps": ["b"]}}) == ("b",)
+
+    @resume_guard
+    def resume(checkpoint: Any) -> str:
+        return "resumed"
+
+    graph = _graph()
+    snapshot = _paused(graph)
+    assert resume(snapshot) == "resumed"
+    graph.update_state(THREAD, {"context": {**snapshot.values["context"], "next_turn_deps": ["create_vm"]}})
+    with pytest.raises(SummaryReconciliationError, match="create_vm"):
+        resume(graph.get_state(THREAD))
+
+
+# -- stamping ----------------------------------------------------------------------------------
+
+
+def test_a_summary_that_quotes_the_handle_keeps_it() -> None:
+    snapshot = _paused(_graph("A VM vm-1 was created."))
+    stamp = snapshot.values["context"]["summaryguard"]
+    assert stamp["verbatim_refs"] == {"create_vm": "vm-1"} and stamp["drop_manifest"] == []
+    assert stamp["provenance"] == {"create_vm": "create_vm"}
+    check_resume(snapshot, ["create_vm"])
+
+
+def test_a_second_summarization_builds_on_the_first_and_carries_its_drops() -> None:
+    graph = _graph()
+    _paused(graph)
+    graph.invoke(None, THREAD)  # finish
+    more = [HumanMessage("Now make the disk 200 GB instead, and tell me when it is done please." * 2, id="h2")]
+    graph.invoke({"messages": more}, THREAD)
+    stamp = graph.get_state(THREAD).values["context"]["summaryguard"]
+    assert (stamp["generation"], stamp["parent_generation"]) == (2, 1)
+    assert [d["ref"] for d in stamp["drop_manifest"]] == ["create_vm"]
+
+
+def test_a_step_that_folds_nothing_new_keeps_the_stamp() -> None:
+    stamper = _stamper()
+    running = RunningSummary("s", {"h1"}, "h1")
+    stamp = {"v": 1, "generation": 1}
+    state = {"messages": [], "context": {"running_summary": running, "summaryguard": stamp}}
+    update = {"context": {"running_summary": running}}
+    assert stamper.stamp(state, update)["context"]["summaryguard"] is stamp
+    unstamped = {"messages": [], "context": {"running_summary": running}}
+    assert stamper.stamp(unstamped, update) is update
+    assert stamper.stamp(state, None) is None
+    assert stamper.stamp(state, {"messages": []}) == {"messages": []}
+
+
+def _stamper(**options: Any) -> Any:
+    from summaryguard.guard.langgraph._stamp import Stamper
+
+    return Stamper(**options)
+
+
+def test_extending_an_unstamped_summary_is_refused() -> None:
+    old = RunningSummary("old text", {"h1"}, "h1")
+    new = RunningSummary("new text", {"h1", "a1"}, "a1")
+    state = {"messages": _conversation(), "context": {"running_summary": old}}
+    with pytest.raises(SummaryReconciliationError, match="refusing to extend it") as caught:
+        _stamper().stamp(state, {"context": {"running_summary": new}})
+    assert caught.value.kind is ReconciliationKind.GENERATION_MISMATCH
+
+
+def test_a_top_level_summary_and_a_custom_extractor() -> None:
+    def vm_handles(message: Any) -> list[ProducedRef]:
+        text = _refs.message_text(message)
+        return [ProducedRef("vm", text, "create_vm")] if text.startswith("vm-") else []
+
+    class Typed:  # a non-mapping state, read through its attributes
+        def __init__(self) -> None:
+            self.messages = _conversation()
+
+    update = {"summary": RunningSummary("made a VM", {"h1", "a1", "t1"}, "t1")}
+    stamped = _stamper(extract=vm_handles).stamp(Typed(), update)
+    assert stamped["summaryguard"]["drop_manifest"][0]["ref"] == "vm"
+    assert stamped["summaryguard"]["refs"].endswith("vm_handles")
+    assert _refs.preferred_extractor() is vm_handles
+    register_extractor(tool_message_refs)  # back to the default for the other tests
+    with pytest.raises(TypeError):
+        register_extractor("nope")  # type: ignore[arg-type]
+
+
+def test_message_text_reads_content_blocks() -> None:
+    assert _refs.message_text(AIMessage([{"type": "text", "text": "a"}, "b", {"type": "image"}])) == "a\nb"
+    assert _refs.message_text(type("M", (), {"content": None})()) == ""
+    assert _refs.message_text(type("M", (), {"content": 7})()) == "7"
+    assert tool_message_refs(HumanMessage("vm-1")) == ()
+    assert tool_message_refs(ToolMessage("", name="create_vm", tool_call_id="c")) == ()
+
+
+def test_stamp_summaries_takes_functions_and_runs_async() -> None:
+    def summarize(state: dict[str, Any]) -> dict[str, Any]:
+        ids = {m.id for m in state["messages"]}
+        return {"context": {"running_summary": RunningSummary("short", ids, "t1")}}
+
+    node = stamp_summaries(summarize)
+    update = asyncio.run(node.ainvoke({"messages": _conversation(), "context": {}}))
+    assert update["context"]["summaryguard"]["generation"] == 1
+    with pytest.raises(TypeError, match="refs"):
+        stamp_summaries(summarize, refs="nope")  # type: ignore[arg-type]
+
+
+# -- the guarded graph ---------------------------------------------------------------------------
+
+
+def test_fresh_input_and_finished_threads_are_not_resumes() -> None:
+    graph = guard_graph(_graph(stamped=False))
+    assert isinstance(graph, GuardedGraph) and "guard_graph(" in repr(graph)
+    graph.invoke({"messages": _conversation(), "context": {}}, THREAD)  # not a resume: unchecked
+    with pytest.raises(SummaryReconciliationError):
+        graph.invoke(None, THREAD)  # a resume of an unstamped summary
+    graph.graph.invoke(None, THREAD)  # finish it unguarded
+    assert graph.invoke(None, THREAD)["messages"][-1].content == "done"  # nothing pending: passes through
+    assert list(graph.stream(None, THREAD)) == []
+    assert graph.get_state(THREAD).next == ()  # attribute access falls through
+
+
+def test_a_resume_with_command_is_checked() -> None:
+    calls = Calls()
+    make_vm = guard_tool(tool(calls.make, description="Make a VM."), name="create_vm")
+
+    def ask_then_make(state: State) -> dict[str, Any]:
+        make_vm.invoke({})  # runs again when the node re-runs after interrupt(): the SG2xx hazard
+        answer = interrupt("go on?")
+        return {"messages": [AIMessage(f"ok {answer}", id="ok")]}
+
+    builder = StateGraph(State)
+    builder.add_node("summarize", stamp_summaries(_summarizer("A VM was created.")))
+    builder.add_node("ask", ask_then_make)
+    builder.add_edge(START, "summarize")
+    builder.add_edge("summarize", "ask")
+    builder.add_edge("ask", END)
+    graph = guard_graph(builder.compile(checkpointer=InMemorySaver()))
+    graph.invoke({"messages": _conversation(), "context": {}}, THREAD)  # first run: not resumed, makes vm-1
+    assert graph.get_state(THREAD).interrupts
+    with pytest.raises(SummaryReconciliationError) as caught:
+        graph.invoke(Command(resume="yes"), THREAD)
+    assert caught.value.kind is ReconciliationKind.REDERIVATION
+    assert calls.made == ["vm-1"]
+    result = graph.accepting("create_vm", reason="a second VM is fine").invoke(Command(resume="yes"), THREAD)
+    assert result["messages"][-1].content == "ok yes" and calls.made == ["vm-1", "vm-2"]
+
+
+def test_a_refusal_swallowed_by_a_tool_node_still_stops_the_run() -> None:
+    calls = Calls()
+    make_vm = guard_tool(tool("create_vm", description="Make a VM.")(calls.make))
+
+    def ask_again(state: State) -> dict[str, Any]:
+        return {"messages": [AIMessage("", id="a9", tool_calls=[{"name": "create_vm", "args": {}, "id": "c9"}])]}
+
+    graph = _graph(then=ask_again)
+    builder_graph = graph.builder
+    builder_graph.add_node("tools", ToolNode([make_vm], handle_tool_errors=True))
+    builder_graph.edges.discard(("then", END))
+    builder_graph.add_edge("then", "tools")
+    builder_graph.add_edge("tools", END)
+    guarded = guard_graph(builder_graph.compile(checkpointer=InMemorySaver(), interrupt_before=["then"]))
+    guarded.invoke({"messages": _conversation(), "context": {}}, THREAD)
+    with pytest.raises(SummaryReconciliationError) as caught:
+        guarded.invoke(None, THREAD)
+    assert caught.value.kind is ReconciliationKind.REDERIVATION and calls.made == []
+    error_message = guarded.get_state(THREAD).values["messages"][-1]
+    assert error_message.status == "error"  # what the ToolNode made of it; the run stopped anyway
+
+
+def test_a_summarization_during_the_resumed_run_extends_what_tools_refuse() -> None:
+    calls = Calls()
+    make_vm = guard_tool(tool("create_vm", description="Make a VM.")(calls.make))
+
+    def make(state: State) -> dict[str, Any]:
+        handle = make_vm.invoke({})
+        return {"messages": [AIMessage("", id="a1", tool_calls=[{"name": "create_vm", "args": {}, "id": "c1"}]),
+                             ToolMessage(handle, name="create_vm", tool_call_id="c1", id="t1")]}
+
+    def remake(state: State) -> dict[str, Any]:
+        make_vm.invoke({})
+        return {}
+
+    builder = StateGraph(State)
+    builder.add_node("make", make)
+    builder.add_node("summarize", stamp_summaries(_summarizer("A VM was created.")))
+    builder.add_node("remake", remake)
+    builder.add_edge(START, "make")
+    builder.add_edge("make", "summarize")
+    builder.add_edge("summarize", "remake")
+    builder.add_edge("remake", END)
+    graph = guard_graph(builder.compile(checkpointer=InMemorySaver(), interrupt_before=["make"]))
+    graph.invoke({"messages": _conversation()[:1], "context": {}}, THREAD)
+    with pytest.raises(SummaryReconciliationError, match="during this resumed run") as caught:
+        graph.invoke(None, THREAD)  # resumed: make (vm-1), summarize drops it, remake re-derives
+    assert caught.value.details["thread_id"] == "t" and calls.made == ["vm-1"]
+
+
+def test_the_async_stream_and_batch_paths() -> None:
+    graph = guard_graph(_graph())
+    fresh = {"messages": _conversation(), "context": {}}
+
+    async def run() -> list[Any]:
+        chunks = [c async for c in graph.astream(fresh, THREAD)]
+        resumed = [c async for c in graph.astream(None, THREAD)]
+        return chunks + resumed
+
+    assert asyncio.run(run())
+    other = {"configurable": {"thread_id": "other"}}
+    assert asyncio.run(graph.ainvoke(fresh, other))["messages"]
+    assert asyncio.run(graph.ainvoke(None, other))["messages"][-1].content == "done"
+    with pytest.raises(TypeError, match="batch"):
+        graph.batch([None], THREAD)
+    with pytest.raises(TypeError, match="batch"):
+        asyncio.run(graph.abatch([Command(resume=1)], THREAD))
+    assert graph.batch([fresh], {"configurable": {"thread_id": "b"}})
+    assert asyncio.run(graph.abatch([fresh], {"configurable": {"thread_id": "c"}}))
+
+
+def test_guard_graph_refuses_what_it_cannot_guard() -> None:
+    with pytest.raises(TypeError, match="compiled LangGraph graph"):
+        guard_graph(object())
+    with pytest.raises(TypeError, match="not the string"):
+        guard_graph(_graph(), deps="create_vm")  # type: ignore[arg-type]
+    graph = guard_graph(_graph())
+    with pytest.raises(ValueError, match="reason"):
+        graph.accepting("x", reason=" ")
+    with pytest.raises(ValueError, match="references"):
+        graph.accepting((), reason="why")
+    assert graph.accepting(kinds=["no-summary"], reason="adopting an old thread")._acceptance is not None
+
+
+def test_accepting_a_kind_adopts_an_unstamped_thread() -> None:
+    graph = guard_graph(_graph(stamped=False))
+    _paused(graph)
+    result = graph.accepting(kinds=[ReconciliationKind.NO_SUMMARY], reason="adopt").invoke(None, THREAD)
+    assert result["messages"][-1].content == "done"
+
+
+# -- tools ----------------------------------------------------------------------------------------
+
+
+class Lookup(BaseTool):
+    name: str = "lookup"
+    description: str = "Look something up."
+
+    def _run(self, query: str) -> str:
+        return f"found {query}"
+
+
+def test_guard_tool_keeps_the_tool_what_it_was() -> None:
+    calls = Calls()
+    original = tool("create_vm", description="Make a VM.")(calls.make)
+    guarded = guard_tool(original)
+    assert type(guarded) is type(original) and guarded.name == "create_vm"
+    assert guarded.args == original.args and guarded_is_marked(guarded)
+    assert guard_tool(guarded) is guarded
+    assert guarded.invoke({}) == "vm-1"
+    assert asyncio.run(guarded.ainvoke({})) == "vm-2"
+    assert original._run is not guarded._run  # the original is left alone
+    custom = guard_tool(Lookup())
+    assert custom.invoke({"query": "q"}) == "found q" and asyncio.run(custom.ainvoke({"query": "r"})) == "found r"
+
+
+def guarded_is_marked(guarded: Any) -> bool:
+    return guarded._run.__summaryguard_tool__ == frozenset({"create_vm"})
+
+
+def test_guard_tool_on_plain_functions_and_other_things() -> None:
+    def create_vm() -> str:
+        return "vm-1"
+
+    wrapped = guard_tool(create_vm)
+    assert wrapped() == "vm-1" and "create_vm" in wrapped.__summaryguard_tool__
+    with pytest.raises(TypeError, match="LangChain tool"):
+        guard_tool(42)
+
+
+def test_a_guarded_tool_refuses_inside_a_resumed_turn_sync_and_async() -> None:
+    graph = _graph()
+    snapshot = _paused(graph)
+    calls = Calls()
+    guarded = guard_tool(tool("create_vm", description="Make a VM.")(calls.make))
+
+    @resume_guard
+    def resume(checkpoint: Any) -> Any:
+        return guarded.invoke({})
+
+    @resume_guard
+    async def aresume(checkpoint: Any) -> Any:
+        return await guarded.ainvoke({})
+
+    with pytest.raises(SummaryReconciliationError, match="rederivation"):
+        resume(snapshot)
+    with pytest.raises(SummaryReconciliationError, match="rederivation"):
+        asyncio.run(aresume(snapshot))
+    assert calls.made == []
+
+
+# -- vocabulary -----------------------------------------------------------------------------------
+
+
+def test_the_vocabulary_names_the_frameworks() -> None:
+    vocabulary = plugin.VOCABULARY
+    assert set(vocabulary) <= set(hookspecs.VOCABULARY_CATEGORIES)
+    assert "langgraph.checkpoint.sqlite.SqliteSaver.put" in vocabulary["checkpoint-writes"]
+    assert "langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver.aget_tuple" in vocabulary["checkpoint-loads"]
+    assert "langgraph.graph.state.CompiledStateGraph.invoke" in vocabulary["resume-calls"]
+    assert "langgraph.graph.state.CompiledStateGraph.update_state" in vocabulary["checkpoint-writes"]
+    assert "langmem.short_term.SummarizationNode" in vocabulary["compaction-calls"]
+    assert "langchain.agents.middleware.SummarizationMiddleware" in vocabulary["compaction-calls"]
+    assert "langmem.short_term.RunningSummary" in vocabulary["summary-types"]
+    assert "langchain_core.tools.tool" in vocabulary["tool-decorators"]
+    assert "langchain_core.tools.BaseTool.ainvoke" in vocabulary["tool-calls"]
+    assert "langgraph.prebuilt.ToolNode.invoke" in vocabulary["tool-calls"]
+    assert vocabulary["interrupt-calls"] == ("langgraph.types.interrupt",)
+    assert vocabulary["resume-inputs"] == ("langgraph.types.Command",)
+    assert "summaryguard.guard.langgraph.guard_graph" in vocabulary["validators"]
+
+
+def test_every_vocabulary_name_is_real() -> None:
+    """Each qualified name resolves in the installed packages (optional backends aside)."""
+    import importlib
+
+    optional = ("langgraph.checkpoint.postgres", "langchain.")
+    missing = []
+    for names in plugin.VOCABULARY.values():
+        for name in names:
+            if name.startswith(optional):
+                continue
+            module_name, _, attrs = name, "", []
+            while module_name:
+                try:
+                    obj: Any = importlib.import_module(module_name)
+                    break
+                except ImportError:
+                    module_name, _, last = module_name.rpartition(".")
+                    attrs.insert(0, last)
+            for attr in attrs:
+                obj = getattr(obj, attr, None)
+            if obj is None:
+                missing.append(name)
+    assert missing == []
+
+
+def test_the_hook_hands_over_only_categories_the_analyzer_accepts(monkeypatch: pytest.MonkeyPatch) -> None:
+    [answer] = [a for a in get_plugin_manager().hook.summaryguard_vocabulary() if "compaction-calls" in a]
+    assert set(answer) <= set(plugin.VOCABULARY)
+    monkeypatch.setitem(sys.modules, "summaryguard.rules.engine.vocabulary", None)  # no analyzer: ImportError
+    assert set(plugin.summaryguard_vocabulary()) == set(plugin.VOCABULARY)
+
+
+def _remake_graph(make_vm: Any, *, use_async: bool) -> Any:
+    """make (a VM) -> summarize (drops it) -> remake (asks the tool again); paused before make."""
+
+    async def make(state: State) -> dict[str, Any]:
+        handle = await make_vm.ainvoke({}) if use_async else make_vm.invoke({})
+        return {"messages": [AIMessage("", id="a1", tool_calls=[{"name": "create_vm", "args": {}, "id": "c1"}]),
+                             ToolMessage(handle, name="create_vm", tool_call_id="c1", id="t1")]}
+
+    async def remake(state: State) -> dict[str, Any]:
+        handle = await make_vm.ainvoke({}) if use_async else make_vm.invoke({})
+        return {"messages": [AIMessage(f"remade {handle}", id="r1")]}
+
+    builder = StateGraph(State)
+    builder.add_node("make", make)
+    builder.add_node("summarize", stamp_summaries(_summarizer("A VM was created.")))
+    builder.add_node("remake", remake)
+    builder.add_edge(START, "make")
+    builder.add_edge("make", "summarize")
+    builder.add_edge("summarize", "remake")
+    builder.add_edge("remake", END)
+    graph = guard_graph(builder.compile(checkpointer=InMemorySaver(), interrupt_before=["make"]))
+    graph.invoke({"messages": _conversation()[:1], "context": {}}, THREAD)
+    return graph
+
+
+def test_in_run_drops_are_refused_async_and_accepted_on_record(spy: Any) -> None:
+    calls = Calls()
+
+    async def create_vm() -> str:
+        """Make a VM (a native coroutine tool: ainvoke runs it, not the sync path)."""
+        return calls.make()
+
+    make_vm = guard_tool(tool(create_vm))
+    graph = _remake_graph(make_vm, use_async=True)
+    with pytest.raises(SummaryReconciliationError, match="during this resumed run"):
+        asyncio.run(graph.ainvoke(None, THREAD))
+    assert calls.made == ["vm-1"]
+    graph = _remake_graph(make_vm, use_async=True)
+    result = asyncio.run(graph.accepting("create_vm", reason="new VM is fine").ainvoke(None, THREAD))
+    assert result["messages"][-1].content == "remade vm-3"
+    assert [r.ref for r in spy.accepted] == ["create_vm"]
+
+
+def test_a_resumed_stream_that_passes_runs_to_the_end() -> None:
+    graph = guard_graph(_graph("A VM vm-1 was created."), deps=["create_vm"])
+    _paused(graph)
+    chunks = list(graph.stream(None, THREAD))
+    assert chunks[-1]["then"]["messages"][-1].content == "done"
+
+
+def test_errors_about_a_subgraph_checkpoint_name_its_namespace() -> None:
+    from langgraph.checkpoint.base import CheckpointTuple
+
+    running = RunningSummary("text", {"h1"}, "h1")
+    checkpoint_tuple = CheckpointTuple(
+        config={"configurable": {"thread_id": "t", "checkpoint_ns": "child:1", "checkpoint_id": "c-9"}},
+        checkpoint={"channel_values": {"context": {"running_summary": running}}},  # type: ignore[typeddict-item]
+        metadata={"step": 4},
+    )
+    with pytest.raises(SummaryReconciliationError) as caught:
+        check_resume(checkpoint_tuple, [])
+    details = caught.value.details
+    assert (details["checkpoint_ns"], details["checkpoint_id"], caught.value.checkpoint_turn) == ("child:1", "c-9", 4)
+    assert "no summaryguard stamp" in details["note"]
+
+
+def test_the_plugin_leaves_other_checkpoints_alone(make_checkpoint: Any) -> None:
+    assert plugin.summaryguard_checkpoint_adapter(checkpoint_type=dict, checkpoint={}) is None
+    checkpoint = make_checkpoint("mapping", has_summary=False)
+    with pytest.raises(SummaryReconciliationError) as caught:
+        check_resume(checkpoint, [])
+    assert caught.value.details == {}
+    assert plugin.summaryguard_resolve_violation(error=caught.value, checkpoint=checkpoint) is None
