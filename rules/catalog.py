@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import inspect
 import re
+import shutil
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,7 +20,8 @@ from .selection import normalize
 __all__ = ["UnknownRuleError", "explain", "find_rule", "format_rules_table", "short_description"]
 
 _HEADING = re.compile(r"^\s*#+\s*(?P<title>.*?)\s*$")
-_MAX_DESCRIPTION = 100
+_RST_LITERAL = re.compile(r"``(.+?)``")
+_MIN_DESCRIPTION = 30
 
 
 class UnknownRuleError(LookupError):
@@ -51,22 +54,30 @@ def short_description(rule: Any) -> str:
                 break
             continue
         paragraph.append(line.strip())
-    text = " ".join(paragraph)
-    sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0] if text else ""
-    if len(sentence) > _MAX_DESCRIPTION:
-        sentence = sentence[: _MAX_DESCRIPTION - 1].rstrip() + "\u2026"
-    return sentence
+    text = _RST_LITERAL.sub(r"`\1`", " ".join(paragraph))
+    return re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0] if text else ""
 
 
-def format_rules_table(rules: Sequence[Any]) -> str:
-    """An aligned ``code  name  description`` table, sorted by code."""
+def format_rules_table(rules: Sequence[Any], width: int | None = None) -> str:
+    """An aligned ``code  name  description`` table, sorted by code.
+
+    Descriptions are wrapped (not cut) to ``width`` columns, by default the
+    terminal's, so nothing of the rule's own words is lost.
+    """
+    if width is None:
+        width = shutil.get_terminal_size((100, 24)).columns
     ordered = sorted(rules, key=lambda r: r.code)
     rows = [("CODE", "NAME", "DESCRIPTION")] + [(r.code, r.name, short_description(r)) for r in ordered]
     code_width = max(len(row[0]) for row in rows)
     name_width = max(len(row[1]) for row in rows)
-    return "\n".join(
-        f"{code:<{code_width}}  {name:<{name_width}}  {description}".rstrip() for code, name, description in rows
-    )
+    indent = code_width + name_width + 4
+    wrap_at = max(width - indent, _MIN_DESCRIPTION)
+    lines = []
+    for code, name, description in rows:
+        wrapped = textwrap.wrap(description, wrap_at) or [""]
+        lines.append(f"{code:<{code_width}}  {name:<{name_width}}  {wrapped[0]}".rstrip())
+        lines.extend(" " * indent + more for more in wrapped[1:])
+    return "\n".join(lines)
 
 
 def find_rule(code: str, rules: Sequence[Any]) -> Any:

@@ -177,7 +177,7 @@ def _check(namespace: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
         return tuple(s for value in values for s in parse_selector_list(value))
 
     options = CheckOptions(
-        paths=tuple(namespace.paths) or (".",),
+        paths=tuple(namespace.paths),
         select=selectors(namespace.select),
         ignore=selectors(namespace.ignore) or (),
         config=namespace.config,

@@ -55,9 +55,12 @@ def discover(paths: Sequence[str], *, root: Path, exclude: GitIgnoreSpec | None 
 
     ``root`` is the folder that ``exclude`` patterns are relative to (the
     configuration's folder). Display paths keep each given path as typed,
-    joined with the file's path below it.
+    joined with the file's path below it. No paths at all means the current
+    folder, shown without a ``./`` prefix (nothing was typed to keep).
     """
     walker = _Walker(root=_with_sep(str(root.resolve())), exclude=exclude)
+    if not paths:
+        walker.walk(os.curdir, display="")
     for given in paths:
         walker.add(given)
     return walker.result
@@ -81,7 +84,7 @@ class _Walker:
 
     def add(self, given: str) -> None:
         if os.path.isdir(given):
-            self._walk(given)
+            self.walk(given, display=given)
         elif os.path.exists(given):
             self._add_file(given, os.path.abspath(given))
         elif os.path.lexists(given):
@@ -95,20 +98,21 @@ class _Walker:
             self._seen_files.add(key)
             self.result.files.append(display)
 
-    def _walk(self, top: str) -> None:
+    def walk(self, top: str, display: str) -> None:
         top_abs = os.path.abspath(top)
         chain = _enclosing_gitignores(top_abs)
         if chain and _ignored_by(chain, top_abs, is_dir=True):
             # The folder was named on purpose: ignore files above it do not apply inside it.
             chain = ()
-        stack: list[tuple[str, str, _IgnoreChain]] = [(top, top_abs, chain)]
+        stack: list[tuple[str, str, _IgnoreChain]] = [(display, top_abs, chain)]
         while stack:
             display, absolute, chain = stack.pop()
             try:
                 info = os.stat(absolute)
                 entries = sorted(os.scandir(absolute), key=lambda e: e.name)
             except OSError as exc:
-                self.result.errors.append(ReadError(display, None, f"cannot list folder: {exc.strerror or exc}"))
+                shown = display or os.curdir
+                self.result.errors.append(ReadError(shown, None, f"cannot list folder: {exc.strerror or exc}"))
                 continue
             identity = (info.st_dev, info.st_ino)
             if identity in self._seen_folders:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .config import Config, check_codes, load_config
+from .deepstack import call_with_deep_stack
 from .discovery import discover
 from .exitcodes import ExitCode
 from .formats import DEFAULT_FORMAT, write_report
@@ -39,7 +40,8 @@ class UsageError(Exception):
 class CheckOptions:
     """The ``check`` command's options, as the command line gives them."""
 
-    paths: tuple[str, ...] = (".",)
+    #: Files and folders; none means the current folder (paths shown without ``./``).
+    paths: tuple[str, ...] = ()
     #: ``--select``: replaces the configuration's ``select`` when given.
     select: tuple[str, ...] | None = None
     #: ``--ignore``: added to the configuration's ``ignore``.
@@ -89,13 +91,14 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
         else:
             sources.append((path, text))
 
-    raw_findings, file_errors = analyzer.analyze(sources)
+    raw_findings, file_errors = call_with_deep_stack(lambda: analyzer.analyze(sources))
     errors.extend(file_errors)
     findings = _keep_reported(raw_findings, dict(sources), config, known)
 
     report = Report.build(findings, errors, files=len(found.files), seconds=time.perf_counter() - started)
     if not found.files and not found.errors:
-        stderr.write(f"summaryguard: warning: no Python files found in {', '.join(options.paths)}\n")
+        where = ", ".join(options.paths) or os.curdir
+        stderr.write(f"summaryguard: warning: no Python files found in {where}\n")
     write_report(report, options.fmt, stdout)
     if report.errors:
         return ExitCode.ERROR

@@ -1,0 +1,38 @@
+"""The analysis runs on a deep-stack thread: results and exceptions come back unchanged."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from summaryguard.rules.deepstack import call_with_deep_stack
+
+
+def test_result_and_thread() -> None:
+    names: list[str] = []
+
+    def work() -> int:
+        names.append(threading.current_thread().name)
+        return 42
+
+    assert call_with_deep_stack(work) == 42
+    assert names == ["summaryguard-analyze"]
+    assert threading.stack_size() == 0  # the process default is restored
+
+
+def test_exception_is_raised_in_the_caller() -> None:
+    def work() -> None:
+        raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        call_with_deep_stack(work)
+
+
+def test_native_parser_survives_deep_nesting() -> None:
+    """Beyond the main thread's stack for libcst (which dies with SIGSEGV there), not beyond this one."""
+    import libcst
+
+    source = "x = " + "(" * 1500 + "1" + ")" * 1500 + "\n"
+    module = call_with_deep_stack(lambda: libcst.parse_module(source))
+    assert module.code == source

@@ -1,0 +1,136 @@
+"""The installed ``summaryguard`` console script, run as a user runs it: exit codes, formats, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from summaryguard.rules.exitcodes import ExitCode
+
+SCRIPT = shutil.which("summaryguard")
+if SCRIPT is None:  # pragma: no cover - the package is installed for the tests
+    pytest.skip("the summaryguard console script is not installed", allow_module_level=True)
+
+AGENT = """\
+def next_turn(checkpoint, search_tool):
+    ctx = checkpoint.resume_context()
+    handle = ctx.get("handle") or search_tool("latest")
+    return handle
+"""
+
+
+def run(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "SUMMARYGUARD_DEBUG"}
+    return subprocess.run([SCRIPT, *argv], cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_version(project: Path) -> None:
+    result = run(project, "--version")
+    assert result.returncode == 0
+    assert result.stdout.startswith("summaryguard ")
+
+
+def test_exit_0_clean(project: Path) -> None:
+    (project / "ok.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+    result = run(project, "check")
+    assert (result.returncode, result.stderr) == (ExitCode.OK, "")
+    assert result.stdout.startswith("All clear: no findings in 1 file")
+
+
+def test_exit_1_findings_json(project: Path) -> None:
+    (project / "agent.py").write_text(AGENT, encoding="utf-8")
+    result = run(project, "check", "--format", "json", "--select", "SG2")
+    assert result.returncode == ExitCode.FINDINGS
+    report = json.loads(result.stdout)
+    assert [(f["path"], f["line"], f["code"]) for f in report["findings"]] == [("agent.py", 3, "SG201")]
+    assert report["stats"]["files"] == 1
+
+
+def test_exit_2_bad_file_but_the_rest_is_checked(project: Path) -> None:
+    (project / "agent.py").write_text(AGENT, encoding="utf-8")
+    (project / "broken.py").write_text("def resume_from_summary(checkpoint:\n", encoding="utf-8")
+    result = run(project, "check", "--select", "SG201")
+    assert result.returncode == ExitCode.ERROR
+    assert result.stdout.splitlines()[0].startswith("agent.py:3:35: SG201 [rederive-missing-ref]")
+    assert "broken.py:" in result.stdout and "error: syntax error" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_exit_2_configuration(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.summaryguard]\nselekt = []\n", encoding="utf-8")
+    result = run(project, "check")
+    assert result.returncode == ExitCode.ERROR
+    assert result.stderr.startswith(f"{project / 'pyproject.toml'}:2: error: [tool.summaryguard]: unknown key 'selekt'")
+    assert result.stdout == ""
+
+
+def test_exit_2_usage(project: Path) -> None:
+    result = run(project, "check", "--jobs", "-1")
+    assert result.returncode == ExitCode.ERROR
+    assert "--jobs: must be at least 1" in result.stderr
+
+
+NASTY: dict[str, bytes] = {
+    "null_bytes.py": b"summary = 1\x00\nresume()\n",
+    "deep.py": b"summary = resume(" + b"(" * 3000 + b"1" + b")" * 3000 + b")\n",
+    "deep_blocks.py": b"".join(b"    " * i + b"if summary:\n" for i in range(120)) + b"    " * 120 + b"resume()\n",
+    "lone_cr.py": b"summary = 1\rresume()\r",
+    "tabs.py": b"def resume(summary):\n\tif summary:\n        return 1\n",
+    "unterminated.py": b'summary = """resume\n',
+    "binary.py": bytes(range(256)) * 4,
+    "bom_only.py": b"\xef\xbb\xbf",
+    "empty.py": b"",
+    "form_feed.py": b"\x0csummary = checkpoint.resume_context()\n",
+    "bad_cookie.py": b"# coding: klingon\nsummary = 1\n",
+    "dedent.py": b"if summary:\n        resume()\n    resume()\n",
+    "fstring.py": b'summary = f"{checkpoint.resume_context()!r:{width}}"  # noqa: SG101\n',
+    "match.py": b"match summary:\n    case {'generation': g}:\n        checkpoint.resume_context()\n",
+    "walrus.py": b"if (s := checkpoint.summary) is None:\n    s = search_tool()\n",
+}
+
+
+def test_no_input_produces_a_traceback(project: Path) -> None:
+    for name, raw in NASTY.items():
+        (project / name).write_bytes(raw)
+    result = run(project, "check", "--format", "json")
+    assert result.returncode in (ExitCode.OK, ExitCode.FINDINGS, ExitCode.ERROR)
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    report = json.loads(result.stdout)
+    assert report["stats"]["files"] == len(NASTY)
+    errored = {e["path"] for e in report["errors"]}
+    assert {"binary.py", "bad_cookie.py"} <= errored
+
+
+def test_broken_pipe_is_quiet(project: Path) -> None:
+    for index in range(30):
+        (project / f"agent{index}.py").write_text(AGENT, encoding="utf-8")
+    process = subprocess.Popen([SCRIPT, "check"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader goes away before the report is written
+    stderr = process.stderr.read().decode()
+    process.wait(timeout=120)
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
+
+
+def test_module_entry_point(project: Path) -> None:
+    (project / "agent.py").write_text(AGENT, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "summaryguard.rules.cli", "check", "--select", "SG201"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == ExitCode.FINDINGS
