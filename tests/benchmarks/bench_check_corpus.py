@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,21 +56,28 @@ def default_cache() -> Path:
     return Path(os.environ.get("SUMMARYGUARD_BENCH_CACHE", Path.home() / ".cache" / "summaryguard-bench"))
 
 
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name.lower())
+
+
+def _downloaded(package: str, downloads: Path) -> list[Path]:
+    """Archives of ``package`` (not of a longer name such as ``langchain-core`` for ``langchain``)."""
+    prefix = re.compile(re.escape(_normalized(package)) + r"_\d")
+    return sorted(p for p in downloads.iterdir() if prefix.match(_normalized(p.name)))
+
+
 def fetch(package: str, downloads: Path) -> Path:
     """The downloaded wheel or sdist of ``package`` (downloaded once)."""
-    stem = package.replace("-", "_").lower()
-    existing = [p for p in downloads.iterdir() if p.name.lower().replace("-", "_").startswith(stem + "-")]
-    if existing:
-        return sorted(existing)[-1]
-    before = set(downloads.iterdir())
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--dest", str(downloads), package],
-        check=True,
-    )
-    new = sorted(set(downloads.iterdir()) - before)
-    if not new:
+    existing = _downloaded(package, downloads)
+    if not existing:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--dest", str(downloads), package],
+            check=True,
+        )
+        existing = _downloaded(package, downloads)
+    if not existing:
         raise SystemExit(f"pip download {package} produced no file")
-    return new[-1]
+    return existing[-1]
 
 
 def unpack(archive: Path, target: Path) -> None:
