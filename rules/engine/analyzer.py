@@ -19,7 +19,6 @@ failing on one file become :class:`FileError` entries and the run goes on.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Sequence
 
 import libcst as cst
@@ -29,7 +28,9 @@ from .base import LintRule, RuleContext
 from .findings import FileError, Finding, describe, is_too_deep
 from .model import FileModel, build_models
 from .prefilter import Prefilter
+from .names import module_name_for
 from .project import Project
+from .relevance import FileScan, relevant_functions, scan
 from .solver import solve
 from .vocabulary import Vocabulary
 
@@ -49,10 +50,7 @@ class Analyzer:
         self.vocabulary = vocabulary
         self.rule_classes = tuple(rules)
         self.rules = [rule() for rule in self.rule_classes]
-        extra = [r.PREFILTER for r in self.rule_classes if r.PREFILTER]
-        self.prefilter = Prefilter(vocabulary, extra)
-        #: Plugin rules' own pre-filters: a file they keep skips the code-word gate.
-        self._extra = re.compile("|".join(f"(?:{p})" for p in extra)) if extra else None
+        self.prefilter = Prefilter(vocabulary, [r.PREFILTER for r in self.rule_classes if r.PREFILTER])
 
     def might_matter(self, text: str) -> bool:
         """Cheap text scan; False means the file cannot hold a finding."""
@@ -62,17 +60,22 @@ class Analyzer:
         """Analyze ``(display path, text)`` pairs together (summaries cross modules)."""
         errors: list[FileError] = []
         project = Project(self.vocabulary)
+        scans = []
         for path, text in sources:
             if not self.might_matter(text):
                 continue
-            tree = self._parse(path, text, errors)
-            if tree is None:
+            parsed = self._parse(path, text, errors)
+            if parsed is None:
                 continue
+            tree, file_scan = parsed
             try:
                 project.add_module(path, tree, text)
             except RecursionError:
                 errors.append(FileError(path, None, _TOO_DEEP))
+                continue
+            scans.append(file_scan)
         project.finish()
+        project.relevant = relevant_functions(scans, self.prefilter.function_matters)
         failed: dict[str, str] = {}
         results = solve(project, failed)
         for path, message in failed.items():
@@ -87,13 +90,13 @@ class Analyzer:
         errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
         return findings, errors
 
-    def _parse(self, path: str, text: str, errors: list[FileError]) -> cst.Module | None:
+    def _parse(self, path: str, text: str, errors: list[FileError]) -> tuple[cst.Module, FileScan] | None:
         """Parse with libcst, after CPython's parser (10x cheaper) has vouched for
         the text: it reports syntax errors precisely and refuses nesting that
         would crash or stall libcst's native parser; and whose code words (not
         its docstrings) still show co-occurring evidence."""
         try:
-            depth, words = _depth_and_words(ast.parse(text))
+            file_scan = scan(ast.parse(text), module_name_for(path)[0])
         except SyntaxError as exc:
             errors.append(FileError(path, exc.lineno, f"syntax error: {exc.msg}"))
             return None
@@ -103,13 +106,15 @@ class Analyzer:
         except ValueError as exc:  # null bytes
             errors.append(FileError(path, None, f"syntax error: {exc}"))
             return None
-        if depth > MAX_DEPTH:
-            errors.append(FileError(path, None, f"too deeply nested to analyze ({depth} levels, at most {MAX_DEPTH})"))
+        if file_scan.depth > MAX_DEPTH:
+            errors.append(
+                FileError(path, None, f"too deeply nested to analyze ({file_scan.depth} levels, at most {MAX_DEPTH})")
+            )
             return None
-        if not self.prefilter.code_matters(words) and not (self._extra and self._extra.search(text)):
+        if not self.prefilter.code_matters(file_scan.words) and not self.prefilter.wanted_by_plugin(text):
             return None
         try:
-            return cst.parse_module(text)
+            return cst.parse_module(text), file_scan
         except cst.ParserSyntaxError as exc:
             errors.append(FileError(path, exc.editor_line, f"syntax error: {exc.message}"))
         except RecursionError:
@@ -146,36 +151,3 @@ class Analyzer:
                 continue
             findings.extend(rule.findings)
         return findings
-
-
-def _depth_and_words(tree: ast.AST) -> tuple[int, str]:
-    """The depth of a syntax tree (iteratively: no recursion on deep input) and
-    its code words: identifiers, attribute and parameter names, short strings."""
-    deepest = 0
-    words: list[str] = []
-    stack = [(tree, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > deepest:
-            deepest = depth
-        word = _WORD_OF.get(type(node))
-        if word is not None:
-            value = getattr(node, word)
-            if isinstance(value, str) and len(value) <= 64:
-                words.extend(part for part in value.split(".") if part.isidentifier())
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    return deepest, "\n".join(words)
-
-
-_WORD_OF: dict[type, str] = {
-    ast.Name: "id",
-    ast.Attribute: "attr",
-    ast.FunctionDef: "name",
-    ast.AsyncFunctionDef: "name",
-    ast.ClassDef: "name",
-    ast.arg: "arg",
-    ast.keyword: "arg",
-    ast.alias: "name",
-    ast.ImportFrom: "module",
-    ast.Constant: "value",
-}

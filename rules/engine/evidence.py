@@ -22,7 +22,7 @@ from .conditions import ALL_KINDS, DEPS, Context, Facts
 from .names import dotted, last_segment
 from .project import FunctionInfo, Project
 from .summaries import BOTTOM, Soft, Summary
-from .syntax import expressions_of, identifiers, is_none, iter_exprs, walk_statements
+from .syntax import calls_in, expressions_of, identifiers, is_none, iter_exprs, walk_statements
 
 __all__ = ["Evidence"]
 
@@ -328,6 +328,8 @@ class Evidence(Context):
             summary = self.summary_of(callee)
             if callee.is_tool or summary.calls_tool:
                 return True
+            if summary is self.project.unknown:
+                return lexicon.is_tool_name(callee.name) or self._calls_tool_directly(callee)
             if summary.pure or callee.is_guarded or summary.resumes or summary.establishes or summary.predicate:
                 return False
             return lexicon.is_tool_name(callee.name)
@@ -337,6 +339,26 @@ class Evidence(Context):
             return False
         segments = [s for s in name.split(".") if s not in ("()", "[]")]
         return any(lexicon.is_tool_name(s) for s in segments[-2:])
+
+    def _calls_tool_directly(self, fn: FunctionInfo) -> bool:
+        """For a function left unanalyzed: does its body call a tool (one level)?"""
+        cache = self.project.direct_tool_calls
+        if fn not in cache:
+            cache[fn] = False  # cycles
+            inner = Evidence(fn, self.project, self.summaries)
+            cache[fn] = any(
+                inner._tool_by_evidence(call)
+                for stmt in walk_statements(fn.body)
+                for expr in expressions_of(stmt)
+                for call in calls_in(expr)
+            )
+        return cache[fn]
+
+    def _tool_by_evidence(self, call: cst.Call) -> bool:
+        callee = self.resolve(call)
+        if callee is not None:
+            return callee.is_tool or self.summary_of(callee).calls_tool
+        return self.is_tool_call(call)
 
     # -- conditions.Context --------------------------------------------------------------
 

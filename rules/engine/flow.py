@@ -236,31 +236,41 @@ class FlowAnalysis:
         return Outcome(None if raises else after.add_soft(softs))
 
     def _If(self, stmt: cst.If, state: State) -> Outcome:
-        st, raises = self.expr(stmt.test, state)
-        if raises:
-            return Outcome(None)
-        facts = classify(stmt.test, self.ev)
-        detail = "its failing branch does not raise or return, so the resume runs anyway"
-        fail_true = [Soft(k, "SG104", stmt, self.path, detail) for k in facts.when_false - st.hard]
-        fail_false = [Soft(k, "SG104", stmt, self.path, detail) for k in facts.when_true - st.hard]
-        body_state = st.add(facts.when_true).add_soft(fail_true)
-        else_state = st.add(facts.when_false).add_soft(fail_false)
-        body_stmts = statements(stmt.body)
-        if facts.when_false:
-            self._note_flags(body_stmts, facts.when_false)
-        body = self.block(body_stmts, body_state)
-        if isinstance(stmt.orelse, cst.If):
-            other = self.stmt(stmt.orelse, else_state)
-        elif stmt.orelse is not None:
-            else_stmts = statements(stmt.orelse.body)
-            if facts.when_true:
-                self._note_flags(else_stmts, facts.when_true)
-            other = self.block(else_stmts, else_state)
-        else:
-            other = Outcome(else_state)
-        out = Outcome(join([body.fall, other.fall]))
-        out.absorb(body)
-        out.absorb(other)
+        """An ``if`` and its whole ``elif`` chain, iteratively (chains can be long)."""
+        out = Outcome(None)
+        falls: list[State | None] = []
+        current: cst.If | None = stmt
+        entry: State | None = state
+        while current is not None and entry is not None:
+            st, raises = self.expr(current.test, entry)
+            if raises:
+                entry = None
+                break
+            facts = classify(current.test, self.ev)
+            detail = "its failing branch does not raise or return, so the resume runs anyway"
+            fail_true = [Soft(k, "SG104", current, self.path, detail) for k in facts.when_false - st.hard]
+            fail_false = [Soft(k, "SG104", current, self.path, detail) for k in facts.when_true - st.hard]
+            body_stmts = statements(current.body)
+            if facts.when_false:
+                self._note_flags(body_stmts, facts.when_false)
+            body = self.block(body_stmts, st.add(facts.when_true).add_soft(fail_true))
+            out.absorb(body)
+            falls.append(body.fall)
+            entry = st.add(facts.when_false).add_soft(fail_false)
+            orelse = current.orelse
+            if isinstance(orelse, cst.If):
+                current = orelse
+                continue
+            if orelse is not None:
+                else_stmts = statements(orelse.body)
+                if facts.when_true:
+                    self._note_flags(else_stmts, facts.when_true)
+                other = self.block(else_stmts, entry)
+                out.absorb(other)
+                entry = other.fall
+            current = None
+        falls.append(entry)
+        out.fall = join(falls)
         return out
 
     def _note_flags(self, failing: Sequence[Stmt], kinds: frozenset[str]) -> None:

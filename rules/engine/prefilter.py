@@ -1,20 +1,22 @@
 """The text pre-filter: decide from the raw text whether a file can matter.
 
 Most files of a real project never mention summaries, checkpoints and resumes
-together, and a file that does not cannot hold a finding. One regular
-expression with a named group per kind of evidence runs over the text; the
-file is parsed only when evidence *co-occurs* (a resume word and a summary or
-checkpoint word; a tool word and resumed-state words; ...). A single word is
-never enough: "summary" alone appears in docstrings everywhere.
+together, and a file that does not cannot hold a finding. Evidence comes in
+groups (a resume word, a summary word, a checkpoint word, a tool word, a
+reconciliation error, a deserializer); the file is parsed only when evidence
+*co-occurs* (a resume word and a summary or checkpoint word; a tool word and
+resumed-state words; ...). A single word is never enough: "summary" alone
+appears in docstrings everywhere.
+
+Every group is a handful of literal substrings, tested with ``in`` (a C-speed
+scan per literal, no regular-expression backtracking over the whole file), and
+groups are only tested until the decision is known.
 
 The same decision runs a second time on the *code words* of a file that
 passed (identifiers, attribute names and short string keys, collected from the
 stdlib ``ast`` the engine parses first): documentation that talks about
 summaries and resumes, like ``pydoc_data/topics.py``, passes the text scan but
 not this one, and is never handed to libcst.
-
-Both expressions are compiled once per run (per vocabulary) and each scan
-stops as soon as the decision is known.
 """
 
 from __future__ import annotations
@@ -26,89 +28,101 @@ from .vocabulary import Vocabulary
 
 __all__ = ["Prefilter"]
 
-#: Evidence in identifiers (punctuation-free spelling of the same groups).
+#: Literal evidence in source text, by group.
+_TEXT = {
+    "E": ("ReconciliationError",),
+    "R": ("resum", "rehydrat", "restor", "recover", "invoke(None", "invoke(\n"),
+    "S": ("summar", "Summar", "verbatim_refs", "drop_manifest", ".generation", ".partial"),
+    "C": ("checkpoint", "Checkpoint", "ckpt"),
+    "L": ("from_dict", "from_json", "model_validate", "load(", "loads("),
+    "T": ("tool", "Tool"),
+}
+#: The same groups spelled as code words (no punctuation).
 _WORDS = {
-    "E": r"ReconciliationError",
-    "R": r"resum|rehydrat|restor|recover|langgraph",
-    "L": r"from_dict|from_json|model_validate|\bloads?\b",
-    "S": r"summar|verbatim_refs|drop_manifest|generation|partial",
-    "C": r"checkpoint|ckpt",
-    "T": r"\btools?\b|_tools?\b|\btool_|tool_guard|function_tool",
+    "E": ("ReconciliationError",),
+    "R": ("resum", "rehydrat", "restor", "recover", "langgraph"),
+    # "partial" and "generation" alone are functools.partial and GC generations:
+    # in code words they only count next to a checkpoint word (see _Groups.decide).
+    "S": ("summar", "Summar", "verbatim_refs", "drop_manifest"),
+    "C": ("checkpoint", "Checkpoint", "ckpt"),
+    "L": ("from_dict", "from_json", "model_validate", "load"),
+    # within a function: a summary word and an invariant word (a validator or predicate)
+    "G": ("generation", "partial", "verbatim", "complete"),
+    "M": ("summar", "Summar", "verbatim_refs", "drop_manifest"),
+    "T": ("tool", "Tool"),
 }
-
-_BASE = {
-    # Reconciliation errors are only ever mentioned by code that matters.
-    "E": r"ReconciliationError",
-    "R": r"resum|rehydrat|restor|recover|\.a?invoke\(\s*None|Command\(\s*resume",
-    "L": r"from_dict|from_json|model_validate|loads?\(",
-    "S": r"summar|verbatim_refs|drop_manifest|\.generation\b|\.partial\b",
-    "C": r"checkpoint|ckpt",
-    "T": r"\btools?\b|_tools?\b|\btool_|tool_guard|function_tool",
-}
+#: "tool" must be a word segment: ``search_tool``, ``tools``, not ``setuptools``.
+_TOOL = re.compile(r"(?<![a-z])tools?(?![a-z])|Tool\b")
 
 
 def _word(pattern: str) -> str | None:
-    """A regex fragment for the last meaningful segment of a vocabulary entry."""
+    """The longest literal piece of the last meaningful segment of a vocabulary entry."""
     segments = [s for s in pattern.split(".") if s and s != "*"]
     if not segments:
         return None
-    last = segments[-1]
-    core = "".join(re.escape(part) for part in re.split(r"[*?\[\]]+", last) if part)
-    return core or None
+    pieces = [p for p in re.split(r"[*?\[\]]+", segments[-1]) if p]
+    return max(pieces, key=len) if pieces else None
+
+
+class _Groups:
+    """Literal groups, with the vocabulary's own words added."""
+
+    def __init__(self, base: dict[str, tuple[str, ...]], resume: set[str], tools: set[str]) -> None:
+        self.literals = dict(base)
+        self.literals["R"] = base["R"] + tuple(sorted(resume))
+        self.extra_tools = tuple(sorted(tools))
+
+    def has(self, group: str, text: str) -> bool:
+        if group == "T":
+            if any(w in text for w in self.extra_tools):
+                return True
+            return ("tool" in text or "Tool" in text) and _TOOL.search(text) is not None
+        return any(literal in text for literal in self.literals[group])
+
+    def decide(self, text: str) -> bool:
+        if self.has("E", text):
+            return True
+        resume = self.has("R", text)
+        summary = self.has("S", text)
+        checkpoint = summary and resume or self.has("C", text)
+        if summary and checkpoint:
+            return True
+        if resume and (summary or checkpoint):
+            return True
+        if summary and self.has("L", text):
+            return True
+        if checkpoint and "G" in self.literals and self.has("G", text):
+            return True
+        return (resume or summary or checkpoint) and self.has("T", text)
 
 
 class Prefilter:
-    """Compiled once; :meth:`might_matter` is the per-file hot path."""
+    """Built once per run; :meth:`might_matter` is the per-file hot path."""
 
     def __init__(self, vocabulary: Vocabulary, extra_patterns: Iterable[str] = ()) -> None:
-        resume_words = {_word(p) for c in ("resume-calls", "validators") for p in vocabulary.entries.get(c, ())}
-        tool_words = {_word(p) for c in ("tool-calls", "tool-decorators") for p in vocabulary.entries.get(c, ())}
+        resume = {_word(p) for c in ("resume-calls", "validators") for p in vocabulary.entries.get(c, ())}
+        tools = {_word(p) for c in ("tool-calls", "tool-decorators") for p in vocabulary.entries.get(c, ())}
+        resume_words = {w for w in resume if w and len(w) >= 4}
+        tool_words = {w for w in tools if w and len(w) >= 4}
+        self._text = _Groups(_TEXT, resume_words, tool_words)
+        self._words = _Groups(_WORDS, resume_words, tool_words)
         extra = [p for p in extra_patterns if p]
-        self._regex = _compile(_BASE, resume_words, tool_words, extra)
-        self._words = _compile(_WORDS, resume_words, tool_words, extra)
+        #: Plugin rules' own patterns: a file they match is always kept.
+        self.extra = re.compile("|".join(f"(?:{p})" for p in extra)) if extra else None
 
     def might_matter(self, text: str) -> bool:
         """The text scan (raw source)."""
-        return _scan(self._regex, text)
+        return self._text.decide(text) or self.wanted_by_plugin(text)
 
     def code_matters(self, words: str) -> bool:
         """The same decision over a file's code words (see module doc)."""
-        return _scan(self._words, words)
+        return self._words.decide(words)
 
+    def function_matters(self, words: str) -> bool:
+        """Whether one function's own words are evidence enough to analyze it:
+        the file-level co-occurrence, or a summary word with an invariant word."""
+        groups = self._words
+        return groups.decide(words) or (groups.has("M", words) and groups.has("G", words))
 
-def _compile(base: dict[str, str], resume_words: set, tool_words: set, extra: list[str]) -> re.Pattern[str]:
-    groups = dict(base)
-    resume = sorted(w for w in resume_words if w)
-    tools = sorted(w for w in tool_words if w)
-    if resume:
-        groups["R"] += "|" + "|".join(resume)
-    if tools:
-        groups["T"] += "|" + "|".join(tools)
-    if extra:
-        groups["X"] = "|".join(f"(?:{p})" for p in extra)
-    return re.compile("|".join(f"(?P<{name}>{body})" for name, body in groups.items()))
-
-
-def _scan(regex: re.Pattern[str], text: str) -> bool:
-    seen: set[str] = set()
-    for match in regex.finditer(text):
-        group = match.lastgroup
-        if group is None or group in seen:
-            continue
-        seen.add(group)
-        if _decided(seen):
-            return True
-    return False
-
-
-def _decided(seen: set[str]) -> bool:
-    if "E" in seen or "X" in seen:
-        return True
-    stateful = "S" in seen or "C" in seen
-    if "R" in seen and stateful:
-        return True
-    if "S" in seen and "C" in seen:
-        return True
-    if "L" in seen and "S" in seen:
-        return True
-    return "T" in seen and (stateful or "R" in seen)
+    def wanted_by_plugin(self, text: str) -> bool:
+        return self.extra is not None and self.extra.search(text) is not None

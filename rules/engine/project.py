@@ -79,6 +79,12 @@ class Project:
         self.modules: list[ModuleInfo] = []
         self.functions: list[FunctionInfo] = []
         self._by_name: dict[str, list[FunctionInfo]] = {}
+        #: Qualified names worth analyzing (None: all); see :mod:`.relevance`.
+        self.relevant: set[str] | None = None
+        #: The summary given to functions not worth analyzing (set by the solver).
+        self.unknown: object = None
+        #: Memo of :meth:`Evidence._calls_tool_directly` for unanalyzed functions.
+        self.direct_tool_calls: dict[FunctionInfo, bool] = {}
 
     def add_module(self, path: str, tree: cst.Module, text: str) -> ModuleInfo:
         name, is_package = module_name_for(path)

@@ -75,10 +75,14 @@ def _missing_side(test: cst.BaseExpression, ev: Evidence) -> bool | None:
     return None
 
 
-def _is_lookup(expr: cst.BaseExpression, ev: Evidence) -> bool:
-    """A value looked up in resumed state (or a name bound to one)."""
+def _is_lookup(expr: cst.BaseExpression, ev: Evidence, seen: frozenset[str] = frozenset()) -> bool:
+    """A value looked up in resumed state (or a name bound to one; ``x = x.next``
+    cycles are cut by ``seen``)."""
     if isinstance(expr, cst.Name):
-        return any(_is_lookup(v, ev) for v in ev.assigned.get(expr.value, ())) or (
+        if expr.value in seen:
+            return False
+        inner = seen | {expr.value}
+        return any(_is_lookup(v, ev, inner) for v in ev.assigned.get(expr.value, ())) or (
             expr.value in ev.resumed and bool(ev.assigned.get(expr.value))
         )
     if isinstance(expr, cst.Subscript):

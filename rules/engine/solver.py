@@ -20,6 +20,9 @@ from .project import FunctionInfo, Project
 from .rederive import rederivations
 from .summaries import BOTTOM, Site, Soft, Summary
 
+#: The summary of a function not worth analyzing: it makes calls, nothing else is known.
+UNKNOWN = Summary(pure=False)
+
 __all__ = ["FunctionResult", "solve"]
 
 #: How often one function may be re-analyzed before its summary is taken as is.
@@ -47,7 +50,12 @@ def solve(project: Project, failed: dict[str, str] | None = None) -> dict[Functi
     results: dict[FunctionInfo, FunctionResult] = {}
     callers: dict[FunctionInfo, set[FunctionInfo]] = {}
     visits: dict[FunctionInfo, int] = {}
-    pending = list(reversed(project.functions))
+    relevant = project.relevant
+    project.unknown = UNKNOWN
+    for fn in project.functions:
+        if relevant is not None and fn.qualname not in relevant:
+            summaries[fn] = UNKNOWN
+    pending = [fn for fn in reversed(project.functions) if fn not in summaries]
     queued = set(pending)
     while pending:
         fn = pending.pop()

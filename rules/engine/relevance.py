@@ -1,0 +1,119 @@
+"""Which functions can matter, decided on the stdlib ``ast`` before libcst is paid.
+
+The engine parses every file that passed the text pre-filter with CPython's
+parser first (about a tenth of libcst's cost). One iterative walk of that tree
+gives the file's depth (too-deep files are refused), its code words (for the
+code-word gate) and, per function, the words it uses and the names it calls.
+
+A function is analyzed only when its own words show evidence (a resume,
+summary, checkpoint, tool or reconciliation word), or when it calls, by name,
+a function that is analyzed (so a caller of a user resume function or of a
+validator is analyzed too). Everything else in a parsed file keeps an
+"unknown" summary and costs nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+__all__ = ["FileScan", "relevant_functions", "scan"]
+
+_WORD_OF: dict[type, str] = {
+    ast.Name: "id",
+    ast.Attribute: "attr",
+    ast.FunctionDef: "name",
+    ast.AsyncFunctionDef: "name",
+    ast.ClassDef: "name",
+    ast.arg: "arg",
+    ast.keyword: "arg",
+    ast.alias: "name",
+    ast.ImportFrom: "module",
+    ast.Constant: "value",
+}
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: Names too common to follow from a relevant function to its callers.
+_GENERIC = frozenset({"<module>", "run", "get", "load", "call", "invoke", "start", "main", "step", "execute", "send"})
+
+
+@dataclass
+class FunctionWords:
+    words: set[str] = field(default_factory=set)
+    calls: set[str] = field(default_factory=set)
+
+
+@dataclass
+class FileScan:
+    depth: int
+    words: str
+    #: Qualified name (as :class:`~.project.Project` spells it) -> words and calls.
+    functions: dict[str, FunctionWords]
+
+
+def scan(tree: ast.Module, module_name: str) -> FileScan:
+    """Depth, code words and per-function words of one module, iteratively."""
+    deepest = 0
+    words: list[str] = []
+    functions: dict[str, FunctionWords] = {}
+    top = functions.setdefault(f"{module_name}.<module>", FunctionWords())
+    # (node, depth, owning function's words, qualified-name prefix for defs below)
+    stack: list[tuple[ast.AST, int, FunctionWords, str]] = [(tree, 0, top, module_name)]
+    while stack:
+        node, depth, owner, prefix = stack.pop()
+        if depth > deepest:
+            deepest = depth
+        attr = _WORD_OF.get(type(node))
+        if attr is not None:
+            value = getattr(node, attr)
+            if isinstance(value, str) and len(value) <= 64:
+                for part in value.split("."):
+                    if part.isidentifier():
+                        words.append(part)
+                        owner.words.add(part)
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name:
+                owner.calls.add(name)
+        child_owner, child_prefix = owner, prefix
+        if isinstance(node, _DEFS):
+            qualname = f"{prefix}.{node.name}"
+            child_owner = functions.setdefault(qualname, FunctionWords())
+            child_prefix = f"{qualname}.<locals>"
+            for decorator in node.decorator_list:  # what a decorator says, it says of the function
+                stack.append((decorator, depth + 1, child_owner, prefix))
+            children: Iterable[ast.AST] = [node.args, *node.body, *([node.returns] if node.returns else [])]
+        elif isinstance(node, ast.ClassDef):
+            child_prefix = f"{prefix}.{node.name}"
+            children = ast.iter_child_nodes(node)
+        else:
+            children = ast.iter_child_nodes(node)
+        stack.extend((child, depth + 1, child_owner, child_prefix) for child in children)
+    return FileScan(deepest, "\n".join(words), functions)
+
+
+def relevant_functions(scans: Iterable[FileScan], matters: object) -> set[str]:
+    """Qualified names of the functions worth analyzing (see module doc).
+
+    ``matters(text) -> bool`` decides whether a function's own words are evidence.
+    """
+    decide = matters  # a callable; typed loosely to keep this module free of the prefilter
+    table = {q: fw for s in scans for q, fw in s.functions.items()}
+    relevant = {q for q, fw in table.items() if decide("\n".join(fw.words))}  # type: ignore[operator]
+    # Grow through callers, but only by names that identify a function: a
+    # relevant ``run`` must not make every caller of any ``.run()`` relevant.
+    defined: dict[str, int] = {}
+    for q in table:
+        name = q.rpartition(".")[2]
+        defined[name] = defined.get(name, 0) + 1
+    for _ in range(4):
+        names = {
+            n for n in (q.rpartition(".")[2] for q in relevant)
+            if defined.get(n, 0) <= 3 and n not in _GENERIC and not n.startswith("__")
+        }
+        grown = {q for q, fw in table.items() if q not in relevant and fw.calls & names}
+        if not grown:
+            break
+        relevant |= grown
+    return relevant
