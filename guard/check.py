@@ -25,6 +25,14 @@ __all__ = ["adapter_for", "check_resume", "normalize_deps"]
 _adapters: dict[type, CheckpointAdapter] = {}
 _adapters_lock = threading.Lock()
 _listening = False
+#: Checkpoint types whose adapter declares ``inline_attributes``: resume_guard's
+#: compiled wrapper reads the seed's attributes itself for these.
+_inline_types: set[type] = set()
+
+
+def _forget_adapters() -> None:
+    _adapters.clear()
+    _inline_types.clear()
 
 
 def adapter_for(checkpoint: Any) -> CheckpointAdapter:
@@ -41,7 +49,7 @@ def _resolve(checkpoint: Any) -> CheckpointAdapter:
 
     with _adapters_lock:
         if not _listening:
-            on_plugins_changed(_adapters.clear)
+            on_plugins_changed(_forget_adapters)
             _listening = True
     checkpoint_type = type(checkpoint)
     adapter = get_plugin_manager().hook.summaryguard_checkpoint_adapter(
@@ -50,6 +58,8 @@ def _resolve(checkpoint: Any) -> CheckpointAdapter:
     if adapter is None:
         raise UnsupportedCheckpointError(checkpoint_type)
     _adapters[checkpoint_type] = adapter
+    if getattr(adapter, "inline_attributes", False) is True:
+        _inline_types.add(checkpoint_type)
     return adapter
 
 
@@ -132,12 +142,14 @@ def violation(
                 None, turn, "", "checkpoint carries no summary", kind=ReconciliationKind.NO_SUMMARY
             )
         return None  # nothing further can be checked without a summary
-    if generation != recorded and ReconciliationKind.GENERATION_MISMATCH not in waived_kinds:
+    if (generation is None or generation != recorded) and ReconciliationKind.GENERATION_MISMATCH not in waived_kinds:
         return SummaryReconciliationError(
             generation,
             turn,
             "",
-            f"summary generation {generation} does not match the generation {recorded} the checkpoint recorded",
+            "the summary carries no generation stamp, so nothing shows it is the one the checkpoint recorded"
+            if generation is None
+            else f"summary generation {generation} does not match the generation {recorded} the checkpoint recorded",
             kind=ReconciliationKind.GENERATION_MISMATCH,
         )
     if partial and ReconciliationKind.PARTIAL_SUMMARY not in waived_kinds:
@@ -150,7 +162,7 @@ def violation(
         )
     if refs is None:
         refs = ()
-    if deps and not all(map(refs.__contains__, deps)):
+    if deps and not covers(refs, deps):
         for ref in deps:
             if ref not in refs and ref not in waived_refs:
                 return SummaryReconciliationError(
@@ -161,6 +173,16 @@ def violation(
                     kind=ReconciliationKind.MISSING_DEPENDENCY,
                 )
     return None
+
+
+_SETS = (set, frozenset)
+
+
+def covers(refs: Any, deps: Collection[str]) -> bool:
+    """Every dependency is among the references (a C-level scan for sets)."""
+    if type(refs) in _SETS:
+        return refs.issuperset(deps)
+    return all(map(refs.__contains__, deps))
 
 
 def notify(error: SummaryReconciliationError, checkpoint: Any) -> None:

@@ -15,7 +15,7 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, overload
 
-from .check import _adapters, adapter_for, deps_of, facts_of, normalize_deps, notify, violation
+from .check import _SETS, _adapters, _inline_types, adapter_for, deps_of, facts_of, normalize_deps, notify, violation
 from .errors import ReconciliationKind
 from .reconcile import AcceptDivergence, DivergenceRecord, Replay
 from .turn import ResumedTurn, _current
@@ -104,60 +104,64 @@ class _Guarded:
     # -- building the wrapper ----------------------------------------------------------
 
     def build(self) -> Callable[..., Any]:
+        """The wrapper: compiled for this signature when possible, generic otherwise.
+
+        The compiled wrapper takes the wrapped function's own parameters, so
+        the checkpoint and the dependencies are plain local variables: no
+        argument packing, no lookup call. Anything unusual (a violation, an
+        adapter that raises, deps that need normalizing) goes to the generic
+        path, which decides exactly the same way.
+        """
         fn = self.fn
-        get_checkpoint = self._checkpoint_getter()
-        get_deps = self._deps_getter()
-        slow = self._slow_path
-        adapters = _adapters
-        current = _current
+        is_async = inspect.iscoroutinefunction(fn)
+        wrapper = _compile(self, is_async)
+        if wrapper is None:
+            call = self.call_async if is_async else self.call
+            if is_async:
 
-        if inspect.iscoroutinefunction(fn):
+                async def wrapper(*args: Any, **kwargs: Any) -> Any:
+                    return await call(args, kwargs)
 
-            @functools.wraps(fn)
-            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                cp = get_checkpoint(args, kwargs)
-                adapter = adapters.get(type(cp)) or adapter_for(cp)
-                deps = get_deps(args, kwargs, cp, adapter)
-                try:
-                    facts = adapter.extract(cp)
-                    _, recorded, has_summary, generation, partial, refs = facts
-                    bad = not has_summary or generation != recorded or partial or (deps and not all(map(refs.__contains__, deps)))
-                except Exception:  # an adapter that raises or answers nonsense fails closed
-                    facts, bad = facts_of(adapter, cp), True
-                if bad:
-                    args, kwargs, turn = slow(args, kwargs, cp, adapter, facts, deps)
-                else:
-                    turn = ResumedTurn(cp, adapter, facts)
-                token = current.set(turn)
-                try:
-                    return await fn(*args, **kwargs)
-                finally:
-                    current.reset(token)
-
-            return async_wrapper
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            cp = get_checkpoint(args, kwargs)
-            adapter = adapters.get(type(cp)) or adapter_for(cp)
-            deps = get_deps(args, kwargs, cp, adapter)
-            try:
-                facts = adapter.extract(cp)
-                _, recorded, has_summary, generation, partial, refs = facts
-                bad = not has_summary or generation != recorded or partial or (deps and not all(map(refs.__contains__, deps)))
-            except Exception:  # an adapter that raises or answers nonsense fails closed
-                facts, bad = facts_of(adapter, cp), True
-            if bad:
-                args, kwargs, turn = slow(args, kwargs, cp, adapter, facts, deps)
             else:
-                turn = ResumedTurn(cp, adapter, facts)
-            token = current.set(turn)
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                current.reset(token)
 
-        return wrapper
+                def wrapper(*args: Any, **kwargs: Any) -> Any:
+                    return call(args, kwargs)
+
+        return functools.wraps(fn)(wrapper)
+
+    # -- the generic path ----------------------------------------------------------------
+
+    def enter(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any], list[Any]]:
+        """Check the call; return the (possibly replayed) arguments and the turn cell."""
+        cp = self._get_checkpoint(args, kwargs)
+        adapter = _adapters.get(type(cp)) or adapter_for(cp)
+        deps = self._get_deps(args, kwargs, cp, adapter)
+        facts = facts_of(adapter, cp)
+        if violation(facts, deps) is None:
+            return args, kwargs, [cp, adapter, None]
+        return self._slow_path(args, kwargs, cp, adapter, facts, deps)
+
+    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        args, kwargs, cell = self.enter(args, kwargs)
+        token = _current.set(cell)
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            _current.reset(token)
+
+    async def call_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        args, kwargs, cell = self.enter(args, kwargs)
+        token = _current.set(cell)
+        try:
+            return await self.fn(*args, **kwargs)
+        finally:
+            _current.reset(token)
+
+    def _get_checkpoint(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self._checkpoint_getter()(args, kwargs)
+
+    def _get_deps(self, args: tuple[Any, ...], kwargs: dict[str, Any], cp: Any, adapter: Any) -> Any:
+        return self._deps_getter()(args, kwargs, cp, adapter)
 
     def _checkpoint_getter(self) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
         index, name, default, qualname = self.cp_index, self.cp_name, self.cp_default, self.fn.__qualname__
@@ -220,7 +224,7 @@ class _Guarded:
         adapter: Any,
         facts: tuple[Any, ...],
         deps: Any,
-    ) -> tuple[tuple[Any, ...], dict[str, Any], ResumedTurn]:
+    ) -> tuple[tuple[Any, ...], dict[str, Any], list[Any]]:
         from summaryguard.plugins.manager import get_plugin_manager
 
         hooks = get_plugin_manager().hook
@@ -267,7 +271,7 @@ class _Guarded:
         turn = ResumedTurn(cp, adapter, facts)
         for record in records:
             turn.record(record)
-        return args, kwargs, turn
+        return args, kwargs, [cp, adapter, turn]
 
     def _substitute(self, args: tuple[Any, ...], kwargs: dict[str, Any], cp: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if 0 <= self.cp_index < len(args):
@@ -300,3 +304,133 @@ def _locate(fn: Callable[..., Any], params: list[inspect.Parameter], wanted: str
         index = -1
     default = param.default if param.default is not param.empty else _MISSING
     return param.name, index, default
+
+
+# -- the compiled fast path ----------------------------------------------------------------
+
+_FAST_TEMPLATE = """
+def _sg_make({closure}):
+    {define} _sg_wrapper({params}):
+        _sg_cp = {cp}
+        try:
+            _sg_deps = {deps}
+            if _sg_deps.__class__ not in _sg_plain:
+                _sg_ok = False
+            elif _sg_cp.__class__ in _sg_inline:
+                # The seed's attribute shape, read inline (no adapter call);
+                # the turn finds its adapter later, if it ever needs it.
+                _sg_adapter = None
+                _sg_s = _sg_cp.summary
+                _sg_gen = _sg_s.generation
+                _sg_ok = _sg_gen is not None and _sg_gen == _sg_cp.summary_generation and not _sg_s.partial
+                _sg_refs = _sg_s.verbatim_refs
+            else:
+                _sg_adapter = _sg_get(_sg_cp.__class__) or _sg_adapter_for(_sg_cp)
+                _sg_t, _sg_rec, _sg_has, _sg_gen, _sg_partial, _sg_refs = _sg_adapter.extract(_sg_cp)
+                _sg_ok = _sg_has and _sg_gen is not None and _sg_gen == _sg_rec and not _sg_partial
+            if _sg_ok and _sg_deps:
+                if _sg_refs.__class__ in _sg_sets:
+                    _sg_ok = _sg_refs.issuperset(_sg_deps)
+                else:
+                    for _sg_d in _sg_deps:
+                        if _sg_d not in _sg_refs:
+                            _sg_ok = False
+                            break
+        except Exception:
+            _sg_ok = False
+        if not _sg_ok:
+            return {awaitc}_sg_slow(({positional}), {{{keywords}}})
+        _sg_token = _sg_current.set([_sg_cp, _sg_adapter, None])
+        try:
+            return {awaitc}_sg_fn({forward})
+        finally:
+            _sg_current.reset(_sg_token)
+    return _sg_wrapper
+"""
+
+
+def _compile(guarded: _Guarded, is_async: bool) -> Callable[..., Any] | None:
+    """Generate a wrapper with the wrapped function's own parameter list.
+
+    Returns None (use the generic wrapper) when the signature cannot be
+    reproduced faithfully or a parameter name would clash with ours.
+    """
+    try:
+        params = list(inspect.signature(guarded.fn).parameters.values())
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return None
+    if any(p.name.startswith("_sg_") for p in params):
+        return None
+    namespace: dict[str, Any] = {
+        "_sg_fn": guarded.fn,
+        "_sg_get": _adapters.get,
+        "_sg_inline": _inline_types,
+        "_sg_adapter_for": adapter_for,
+        "_sg_current": _current,
+        "_sg_plain": _PLAIN,
+        "_sg_sets": _SETS,
+        "_sg_slow": guarded.call_async if is_async else guarded.call,
+        "_sg_deps_fn": guarded.deps_fn,
+    }
+    rendered, positional, keywords, forward = [], [], [], []
+    star_done = False
+    for i, p in enumerate(params):
+        default = ""
+        if p.default is not p.empty:
+            namespace[f"_sg_d{i}"] = p.default
+            default = f"=_sg_d{i}"
+        if p.kind is p.POSITIONAL_ONLY:
+            rendered.append(p.name + default)
+            positional.append(p.name)
+            forward.append(p.name)
+        elif p.kind is p.POSITIONAL_OR_KEYWORD:
+            rendered.append(p.name + default)
+            positional.append(p.name)
+            forward.append(p.name)
+        elif p.kind is p.VAR_POSITIONAL:
+            star_done = True
+            rendered.append("*" + p.name)
+            positional.append("*" + p.name)
+            forward.append("*" + p.name)
+        elif p.kind is p.KEYWORD_ONLY:
+            if not star_done:
+                rendered.append("*")
+                star_done = True
+            rendered.append(p.name + default)
+            keywords.append(f"{p.name!r}: {p.name}")
+            forward.append(f"{p.name}={p.name}")
+        else:  # VAR_KEYWORD
+            rendered.append("**" + p.name)
+            keywords.append("**" + p.name)
+            forward.append("**" + p.name)
+    rendered = _place_slash(params, rendered)
+    if guarded.deps_mode == "param":
+        deps_expr = guarded.deps_name
+    elif guarded.deps_mode == "callable":
+        deps_expr = "_sg_deps_fn(_sg_cp)"
+    else:
+        deps_expr = "(_sg_get(_sg_cp.__class__) or _sg_adapter_for(_sg_cp)).next_turn_deps(_sg_cp)"
+    source = _FAST_TEMPLATE.format(
+        closure=", ".join(namespace),
+        define="async def" if is_async else "def",
+        params=", ".join(rendered),
+        cp=guarded.cp_name,
+        deps=deps_expr,
+        awaitc="await " if is_async else "",
+        positional="".join(f"{name}, " for name in positional),
+        keywords=", ".join(keywords),
+        forward=", ".join(forward),
+    )
+    scope: dict[str, Any] = {}
+    exec(compile(source, f"<summaryguard resume_guard of {guarded.fn.__qualname__}>", "exec"), scope)  # noqa: S102
+    return scope["_sg_make"](**namespace)
+
+
+def _place_slash(params: list[inspect.Parameter], rendered: list[str]) -> list[str]:
+    """Rebuild the rendered list with exactly one "/" after the positional-only block."""
+    out = list(rendered)
+    count = sum(1 for p in params if p.kind is p.POSITIONAL_ONLY)
+    if count:
+        out.insert(count, "/")
+    return out
+

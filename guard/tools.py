@@ -18,7 +18,7 @@ from typing import Any, TypeVar, overload
 
 from .check import notify
 from .errors import ReconciliationKind, SummaryReconciliationError
-from .turn import ResumedTurn, _current
+from .turn import Cell, _current, turn_of
 
 __all__ = ["tool_guard", "tool_names"]
 
@@ -51,9 +51,9 @@ def tool_guard(fn: Any = None, /, *, name: str | Iterable[str] | None = None) ->
 
         @functools.wraps(fn)
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-            turn = current.get()
-            if turn is not None:
-                _enforce(turn, names)
+            cell = current.get()
+            if cell is not None:
+                _enforce(cell, names)
             return await fn(*args, **kwargs)
 
         async_wrapper.__summaryguard_tool__ = names  # type: ignore[attr-defined]
@@ -61,9 +61,9 @@ def tool_guard(fn: Any = None, /, *, name: str | Iterable[str] | None = None) ->
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        turn = current.get()
-        if turn is not None:
-            _enforce(turn, names)
+        cell = current.get()
+        if cell is not None:
+            _enforce(cell, names)
         return fn(*args, **kwargs)
 
     wrapper.__summaryguard_tool__ = names  # type: ignore[attr-defined]
@@ -83,7 +83,8 @@ def tool_names(fn: Any, name: str | Iterable[str] | None = None) -> frozenset[st
     return frozenset(n for n in (short, f"{module}.{qual}" if module else None) if n)
 
 
-def _enforce(turn: ResumedTurn, names: frozenset[str]) -> None:
+def _enforce(cell: Cell, names: frozenset[str]) -> None:
+    turn = turn_of(cell)
     by_tool = turn.dropped_by_tool()
     if not by_tool:
         return

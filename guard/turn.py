@@ -11,29 +11,44 @@ carried over (``contextvars.copy_context().run``, ``asyncio.to_thread``).
 from __future__ import annotations
 
 import contextvars
+import threading
 from collections.abc import Iterable
 from typing import Any
 
 from .adapter import CheckpointAdapter
-from .check import unreadable
+from .check import adapter_for, facts_of, unreadable
 from .reconcile import DivergenceRecord
 
 __all__ = ["ResumedTurn", "accept_divergence", "current_turn"]
 
 
 class ResumedTurn:
-    """State of one resumed turn. Created on every guarded call: keep it lean."""
+    """State of one resumed turn: its checkpoint, what it dropped, what was accepted.
 
-    __slots__ = ("checkpoint", "adapter", "facts", "divergences", "_accepted", "_by_tool")
+    A guarded call does not build this object: it enters the turn with a
+    three-slot cell ``[checkpoint, adapter or None, None]`` and the object is made on
+    first use (by ``current_turn()``, ``tool_guard`` inside the turn, or an
+    acceptance), so the success path pays for one small list.
+    """
 
-    def __init__(self, checkpoint: Any, adapter: CheckpointAdapter, facts: tuple[Any, ...]) -> None:
+    __slots__ = ("checkpoint", "adapter", "divergences", "_facts", "_accepted", "_by_tool")
+
+    def __init__(self, checkpoint: Any, adapter: CheckpointAdapter, facts: tuple[Any, ...] | None = None) -> None:
         self.checkpoint = checkpoint
         self.adapter = adapter
-        self.facts = facts
+        self._facts = facts
         #: Divergences accepted during this turn, in order.
         self.divergences: list[DivergenceRecord] = []
         self._accepted: set[str] | None = None
         self._by_tool: dict[str, list[Any]] | None = None
+
+    @property
+    def facts(self) -> tuple[Any, ...]:
+        """The checkpoint's facts (read through the adapter once, when first asked)."""
+        facts = self._facts
+        if facts is None:
+            facts = self._facts = facts_of(self.adapter, self.checkpoint)
+        return facts
 
     @property
     def summary_generation(self) -> int | None:
@@ -76,12 +91,32 @@ class ResumedTurn:
         return f"<ResumedTurn turn={self.checkpoint_turn} gen={self.summary_generation} accepted={sorted(self._accepted or ())}>"
 
 
-_current: contextvars.ContextVar[ResumedTurn | None] = contextvars.ContextVar("summaryguard_turn", default=None)
+#: A cell is ``[checkpoint, adapter, ResumedTurn | None]``; see ResumedTurn.
+Cell = list
+
+_make_lock = threading.Lock()
+
+
+def turn_of(cell: Cell) -> ResumedTurn:
+    """The turn object of a cell, made once (tasks and threads may share a cell)."""
+    turn = cell[2]
+    if turn is None:
+        with _make_lock:
+            turn = cell[2]
+            if turn is None:
+                # The compiled fast path leaves the adapter out; it is cached by type.
+                adapter = cell[1] if cell[1] is not None else adapter_for(cell[0])
+                turn = cell[2] = ResumedTurn(cell[0], adapter)
+    return turn
+
+
+_current: contextvars.ContextVar[Cell | None] = contextvars.ContextVar("summaryguard_turn", default=None)
 
 
 def current_turn() -> ResumedTurn | None:
     """The resumed turn the caller runs in, or None outside one."""
-    return _current.get()
+    cell = _current.get()
+    return turn_of(cell) if cell is not None else None
 
 
 def accept_divergence(refs: str | Iterable[str], *, reason: str, accepted_by: str = "controller") -> list[DivergenceRecord]:
@@ -94,7 +129,7 @@ def accept_divergence(refs: str | Iterable[str], *, reason: str, accepted_by: st
     """
     from .errors import ReconciliationKind, SummaryReconciliationError
 
-    turn = _current.get()
+    turn = current_turn()
     if turn is None:
         raise RuntimeError("accept_divergence() is only meaningful inside a resumed turn (a resume_guard-ed call)")
     if not reason or not reason.strip():

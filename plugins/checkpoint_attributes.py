@@ -21,12 +21,25 @@ from .hookspecs import hookimpl
 
 class AttributeCheckpointAdapter:
     name = "attributes"
+    #: extract() is the seed's attribute reads: resume_guard may inline them.
+    inline_attributes = True
 
     @staticmethod
     def extract(checkpoint: Any) -> tuple[Any, ...]:
         summary = checkpoint.summary
         if summary is None:
             return (checkpoint.turn, checkpoint.summary_generation, False, None, False, ())
+        try:  # the common shape: plain attribute reads, no getattr() calls
+            return (
+                checkpoint.turn,
+                checkpoint.summary_generation,
+                True,
+                summary.generation,
+                summary.partial,
+                summary.verbatim_refs or (),
+            )
+        except AttributeError:
+            pass
         return (
             checkpoint.turn,
             checkpoint.summary_generation,

@@ -12,6 +12,8 @@ from .hookspecs import hookimpl
 
 class NativeCheckpointAdapter:
     name = "summaryguard.Checkpoint"
+    #: extract() is the seed's attribute reads: resume_guard may inline them.
+    inline_attributes = True
 
     @staticmethod
     def extract(checkpoint: Checkpoint) -> tuple[Any, ...]:

@@ -60,7 +60,14 @@ def seed_resume_from_checkpoint(checkpoint: Any, next_turn_deps: Any) -> None:
 
 
 def seed_decision(turn: int, recorded: Any, summary: Any, deps: list[str]) -> tuple[Any, ...] | None:
-    """(kind, missing_ref, summary_generation, checkpoint_turn), or None to resume."""
+    """(kind, missing_ref, summary_generation, checkpoint_turn), or None to resume.
+
+    One deliberate difference from the seed: a summary without a generation
+    stamp never passes (the seed lets None == None through), because nothing
+    then shows it is the summary the checkpoint recorded.
+    """
+    if summary is not None and summary[0] is None:
+        return ("generation-mismatch", "", None, turn)
     seed_summary = (
         None
         if summary is None
