@@ -10,6 +10,7 @@ the first post-recovery turn with the precise reconciliation error.
 
 from __future__ import annotations
 
+from . import unguarded_agent
 from .runner import main
 
-__all__ = ["main"]
+__all__ = ["main", "unguarded_agent"]

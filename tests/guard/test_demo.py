@@ -6,8 +6,9 @@ import io
 import re
 import subprocess
 import sys
+from pathlib import Path
 
-from summaryguard.guard.demo import main
+from summaryguard.guard.demo import main, unguarded_agent
 
 
 def run_demo(*argv: str) -> str:
@@ -50,3 +51,20 @@ def test_demo_runs_from_the_console_script() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "The same run with summaryguard" in proc.stdout
+
+
+def test_demo_first_shows_the_analyzer_findings_on_the_bundled_agent() -> None:
+    text = run_demo()
+    analysis = text.split("2. The failure, replayed")[0]
+    codes = re.findall(r"unguarded_agent\.py:(\d+):\d+: (SG\d{3})", analysis)
+    found = {code for _, code in codes}
+    # The trusting resume and the re-issued tool call, each where it is.
+    assert {"SG103", "SG201"} <= found
+    source = (Path(unguarded_agent.__file__)).read_text(encoding="utf-8").splitlines()
+    for line, code in codes:
+        text_at = source[int(line) - 1]
+        if code == "SG201":
+            assert "self.provision(self.world)" in text_at
+        else:
+            assert "resume_context()" in text_at
+    assert f"{len(codes)} finding(s)" in analysis
