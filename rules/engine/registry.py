@@ -11,7 +11,6 @@ import importlib
 import inspect
 import pkgutil
 import re
-import textwrap
 from functools import lru_cache
 
 from .base import LintRule
@@ -61,5 +60,5 @@ def all_rules(use_plugins: bool = True) -> list[type[LintRule]]:
 def rule_doc(rule: type[LintRule] | LintRule) -> str:
     """The rule's documentation as markdown (``explain``, SARIF help, docs)."""
     cls = rule if inspect.isclass(rule) else type(rule)
-    body = textwrap.dedent(cls.__doc__ or "").strip()
+    body = inspect.cleandoc(cls.__doc__ or "")
     return f"# {cls.code} ({cls.name})\n\n{body}\n"

@@ -34,7 +34,7 @@ def test_codes_and_names_are_unique_and_well_formed() -> None:
 def test_documentation_has_every_section(rule: type[LintRule]) -> None:
     doc = rule_doc(rule)
     assert doc.startswith(f"# {rule.code} ({rule.name})")
-    positions = [doc.find(f"## {section}") for section in DOC_SECTIONS]
+    positions = [doc.find(f"\n## {section}\n") for section in DOC_SECTIONS]  # headings start a line
     assert all(p >= 0 for p in positions), doc
     assert positions == sorted(positions)
     assert rule.VALID and rule.INVALID
