@@ -75,7 +75,7 @@ class Analyzer:
                 continue
             scans.append(file_scan)
         project.finish()
-        project.relevant = relevant_functions(scans, self.prefilter.function_matters)
+        project.relevant = relevant_functions(scans, self.prefilter.function_matters) | project.framework_relevant()
         failed: dict[str, str] = {}
         results = solve(project, failed)
         for path, message in failed.items():

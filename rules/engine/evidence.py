@@ -32,6 +32,32 @@ _CONTAINER_METHODS = frozenset(
 )
 _CONTEXT_WORDS = ("context", "ctx", "state", "session", "memory", "checkpoint", "ckpt", "summar", "snapshot")
 _LANGGRAPH = ("langgraph", "langmem")
+#: Methods that run a LangChain tool object.
+_TOOL_RUN_METHODS = frozenset({"invoke", "ainvoke", "run", "arun", "batch", "abatch"})
+
+
+def _returns_tool(fn: FunctionInfo) -> bool:
+    """``def make_tools(): @tool def create_vm(): ...; return create_vm``."""
+    for stmt in walk_statements(fn.body):
+        if isinstance(stmt, cst.Return) and stmt.value is not None:
+            for node in iter_exprs(stmt.value):
+                if isinstance(node, cst.Name) and node.value in fn.nested and fn.nested[node.value].is_tool:
+                    return True
+    return False
+
+
+def _assigned_in(fn: FunctionInfo, name: str) -> list[cst.BaseExpression]:
+    """The values ``name`` is bound to by plain assignments in ``fn``'s own body."""
+    found: list[cst.BaseExpression] = []
+    for stmt in walk_statements(fn.body):
+        if isinstance(stmt, cst.Assign):
+            for target in stmt.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    found.append(stmt.value)
+        elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+            if isinstance(stmt.target, cst.Name) and stmt.target.value == name:
+                found.append(stmt.value)
+    return found
 
 
 @dataclass(frozen=True)
@@ -91,6 +117,10 @@ class Evidence(Context):
         self.checkpoint_like = {n for n in self._names() if lexicon.is_checkpoint_name(n)}
         self.restored: set[str] = set()
         self.resumed: set[str] = set()
+        if fn.takes_state and fn.module.summarizes and fn.params:
+            # A graph node's input is the graph state: on a resume it is what the
+            # checkpoint (and the summary folded into it) restored.
+            self.resumed.add(fn.params[1] if fn.params[0] in ("self", "cls") and len(fn.params) > 1 else fn.params[0])
         self._taint()
 
     # -- collection ----------------------------------------------------------------------
@@ -293,6 +323,8 @@ class Evidence(Context):
         if last in lexicon.WEAK_RESUME_NAMES and any(self.summary_involved(x) for x in inputs):
             return ALL_KINDS, label
         if last in ("invoke", "ainvoke", "stream", "astream") and self._langgraph_resume(call):
+            if receiver is not None and self._guarded_graph(receiver):
+                return None  # guard_graph(...) checks the invariant before the resume runs
             return frozenset({DEPS}), label
         if last in lexicon.RUN_METHODS:
             for arg in call.args:
@@ -301,12 +333,24 @@ class Evidence(Context):
                         return ALL_KINDS, label
         return None
 
+    def _guarded_graph(self, receiver: cst.BaseExpression) -> bool:
+        """A graph wrapped by a validator (``guard_graph(graph)``), directly or through a name."""
+        values = [receiver]
+        if isinstance(receiver, cst.Name):
+            values.extend(self.assigned.get(receiver.value, ()))
+        return any(
+            self.vocab.matches("validators", self.qualified(c)) for v in values for c in self._profile(v).calls
+        )
+
     def _restored_from_summary(self, name: str) -> bool:
         return any(self.summary_involved(v) for v in self.assigned.get(name, ()))
 
     def _langgraph_resume(self, call: cst.Call) -> bool:
         """``graph.invoke(None, config)`` / ``invoke(Command(resume=...))`` where a
-        summary lives in the graph state (langmem, a ``summary`` key...)."""
+        summary lives in the graph state: the module, or a project module it
+        imports, uses framework summarization (langmem, a state schema with a
+        summary field). Words in prose do not count: a graph without
+        summarization is never a resume from a summary."""
         positional = [a.value for a in call.args if a.keyword is None]
         resumes = bool(positional) and is_none(positional[0]) and len(call.args) >= 2
         for arg in call.args:
@@ -315,12 +359,23 @@ class Evidence(Context):
         if not resumes:
             return False
         module = self.fn.module
-        return module.mentions_summary and (
+        return self.project.summarization_reaches(module) and (
             self.imports.imports_any(_LANGGRAPH) or "graph" in (dotted(call.func) or "").lower()
         )
 
+    def is_interrupt(self, call: cst.Call) -> bool:
+        """A call that pauses a graph node (``langgraph.types.interrupt``, through an
+        import) or a project function that makes one. A local function that happens
+        to be called ``interrupt`` is neither."""
+        callee = self.resolve(call)
+        if callee is not None:
+            return self.summary_of(callee).interrupts
+        return self._through_import(call) and self.vocab.matches("interrupt-calls", self.qualified(call))
+
     def is_tool_call(self, call: cst.Call) -> bool:
         """A call that obtains a fact from the outside world (a tool)."""
+        if self._runs_tool_object(call):
+            return True
         callee = self.resolve(call)
         name = dotted(call.func) or ""
         last = last_segment(name)
@@ -339,6 +394,47 @@ class Evidence(Context):
             return False
         segments = [s for s in name.split(".") if s not in ("()", "[]")]
         return any(lexicon.is_tool_name(s) for s in segments[-2:])
+
+    def _runs_tool_object(self, call: cst.Call) -> bool:
+        """``create_vm.invoke({})`` where ``create_vm`` is a LangChain tool: a function
+        decorated ``@tool``, or a name bound to ``tool(...)`` / ``StructuredTool.from_function(...)``
+        (here or in an enclosing function)."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _TOOL_RUN_METHODS):
+            return False
+        receiver = func.value
+        if not isinstance(receiver, cst.Name):
+            return False
+        scope: FunctionInfo | None = self.fn
+        while scope is not None:
+            values = self.assigned.get(receiver.value) if scope is self.fn else _assigned_in(scope, receiver.value)
+            if values:
+                return any(self._makes_tool(v) for v in values)
+            if receiver.value in scope.params:
+                return False
+            scope = scope.parent
+        top = self.fn.module.functions[0]
+        if top is not self.fn and receiver.value not in self.fn.params:
+            values = _assigned_in(top, receiver.value)
+            if values:
+                return any(self._makes_tool(v) for v in values)
+        return self._tool_function(receiver.value)
+
+    def _tool_function(self, name: str) -> bool:
+        """A plain name that is a ``@tool`` function of the project (not a method)."""
+        return any(f.is_tool and f.class_name is None for f in self.project.named(name))
+
+    def _makes_tool(self, value: cst.BaseExpression) -> bool:
+        """``tool(f)``, ``StructuredTool.from_function(f)``, ``guard(create_vm)`` of a
+        ``@tool`` function, or a project function returning one (``make_tools()``)."""
+        for inner in self._profile(value).calls:
+            qualified = self.qualified(inner)
+            if self.vocab.matches("tool-decorators", qualified) or last_segment(qualified) == "from_function":
+                return True
+            target = self.project.resolve(inner.func, self.fn)
+            if target is not None and (target.is_tool or _returns_tool(target)):
+                return True
+        return any(isinstance(n, cst.Name) and self._tool_function(n.value) for n in iter_exprs(value))
 
     def _calls_tool_directly(self, fn: FunctionInfo) -> bool:
         """For a function left unanalyzed: does its body call a tool (one level)?"""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .conditions import DEPS, GENERATION, PARTIAL
+from .names import dotted
 from .project import ModuleInfo, Project
 from .solver import FunctionResult, callers_of
 from .summaries import Soft
@@ -82,6 +83,20 @@ def build_models(project: Project, results: dict) -> dict[str, FileModel]:
                     f"this tool call re-derives a reference {why}: a new fact with new provenance replaces the "
                     "one the summary dropped; raise SummaryReconciliationError instead (or guard the tool with "
                     "summaryguard.guard.tool_guard)",
+                )
+            )
+        rederived = {call for call, _ in result.rederive}
+        for call, interrupt in result.reruns:
+            if call in rederived:
+                continue  # one defect, one finding: SG201 already reports this call
+            model.add(
+                Fact(
+                    "SG203",
+                    call,
+                    f"this tool call runs before `{dotted(interrupt.func) or 'interrupt'}()` in the same graph node: "
+                    "when the graph resumes (Command(resume=...)) the node re-executes from its start and the tool "
+                    "runs again, re-deriving its fact; move the call after the interrupt, into its own node, or "
+                    "cache its result where the re-execution finds it",
                 )
             )
     for softs in consumed.values():

@@ -67,10 +67,14 @@ def _word(pattern: str) -> str | None:
 class _Groups:
     """Literal groups, with the vocabulary's own words added."""
 
-    def __init__(self, base: dict[str, tuple[str, ...]], resume: set[str], tools: set[str]) -> None:
+    def __init__(
+        self, base: dict[str, tuple[str, ...]], resume: set[str], tools: set[str], interrupts: set[str] = frozenset()
+    ) -> None:
         self.literals = dict(base)
         self.literals["R"] = base["R"] + tuple(sorted(resume))
         self.extra_tools = tuple(sorted(tools))
+        #: A graph node that pauses (``interrupt``) re-runs from its start on resume (SG203).
+        self.interrupts = tuple(sorted(interrupts))
 
     def has(self, group: str, text: str) -> bool:
         if group == "T":
@@ -81,6 +85,8 @@ class _Groups:
 
     def decide(self, text: str) -> bool:
         if self.has("E", text):
+            return True
+        if "langgraph" in text and any(w in text for w in self.interrupts):
             return True
         resume = self.has("R", text)
         summary = self.has("S", text)
@@ -104,8 +110,10 @@ class Prefilter:
         tools = {_word(p) for c in ("tool-calls", "tool-decorators") for p in vocabulary.entries.get(c, ())}
         resume_words = {w for w in resume if w and len(w) >= 4}
         tool_words = {w for w in tools if w and len(w) >= 4}
-        self._text = _Groups(_TEXT, resume_words, tool_words)
-        self._words = _Groups(_WORDS, resume_words, tool_words)
+        pauses = {_word(p) for p in vocabulary.entries.get("interrupt-calls", ())}
+        self._interrupt_words = {w for w in pauses if w and len(w) >= 4}
+        self._text = _Groups(_TEXT, resume_words, tool_words, self._interrupt_words)
+        self._words = _Groups(_WORDS, resume_words, tool_words, self._interrupt_words)
         extra = [p for p in extra_patterns if p]
         #: Plugin rules' own patterns: a file they match is always kept.
         self.extra = re.compile("|".join(f"(?:{p})" for p in extra)) if extra else None
@@ -122,6 +130,8 @@ class Prefilter:
         """Whether one function's own words are evidence enough to analyze it:
         the file-level co-occurrence, or a summary word with an invariant word."""
         groups = self._words
+        if any(w in words for w in self._interrupt_words):
+            return True  # whether it is LangGraph's interrupt() is decided by qualified name
         return groups.decide(words) or (groups.has("M", words) and groups.has("G", words))
 
     def wanted_by_plugin(self, text: str) -> bool:

@@ -17,12 +17,24 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .names import ImportTable, dotted, last_segment, module_name_for
-from .syntax import Stmt, statements, walk_statements
+from .syntax import Stmt, calls_in, expressions_of, statements, walk_statements
 from .vocabulary import Vocabulary
 
 __all__ = ["FunctionInfo", "ModuleInfo", "Project"]
 
 _SUMMARY_TEXT = re.compile(r"summar(?!ywriter|y_writer)", re.IGNORECASE)
+_FRAMEWORKS = ("langgraph", "langmem", "langchain", "langchain_core")
+#: ``langgraph.func`` decorators whose function re-runs from its start on resume.
+_NODE_DECORATORS = frozenset({"entrypoint", "task"})
+
+
+def _has_summary_field(cls: cst.ClassDef) -> bool:
+    """A state schema (``class State(MessagesState): summary: str``) that holds a summary."""
+    for stmt in statements(cls.body):
+        if isinstance(stmt, cst.AnnAssign) and isinstance(stmt.target, cst.Name):
+            if re.search(r"summar", stmt.target.value, re.IGNORECASE):
+                return True
+    return False
 
 
 @dataclass(eq=False)
@@ -41,6 +53,10 @@ class FunctionInfo:
     nested: dict[str, FunctionInfo] = field(default_factory=dict)
     is_guarded: bool = False
     is_tool: bool = False
+    #: A LangGraph node: passed to ``add_node``, or decorated ``@entrypoint`` / ``@task``.
+    is_node: bool = False
+    #: Passed to ``StateGraph.add_node``: its first parameter is the graph state.
+    takes_state: bool = False
 
     @property
     def body(self) -> list[Stmt]:
@@ -65,6 +81,11 @@ class ModuleInfo:
     toplevel: dict[str, FunctionInfo] = field(default_factory=dict)
     classes: dict[str, dict[str, FunctionInfo]] = field(default_factory=dict)
     mentions_summary: bool = False
+    #: Its code (not its prose) uses summarization a framework knows: a name the
+    #: vocabulary lists as compaction or summary type (``SummarizationNode``,
+    #: ``summarize_messages``, ``RunningSummary``), or a state schema with a
+    #: summary field. Set by :meth:`Project.finish`.
+    summarizes: bool = False
 
     @property
     def name(self) -> str:
@@ -151,6 +172,49 @@ class Project:
             fn.decorators = tuple(qualified)
             fn.is_guarded = any(vocab.matches("validators", q) for q in qualified)
             fn.is_tool = any(vocab.matches("tool-decorators", q) for q in qualified)
+            fn.is_node = any(last_segment(q) in _NODE_DECORATORS and q.startswith("langgraph.") for q in qualified)
+        for module in self.modules:
+            if module.imports.imports_any(_FRAMEWORKS):
+                self._framework_facts(module)
+
+    def _framework_facts(self, module: ModuleInfo) -> None:
+        """Summarization in the module's code, and the functions it makes graph nodes."""
+        vocab = self.vocabulary
+        module.summarizes = any(
+            q.partition(".")[0] in _FRAMEWORKS
+            and (vocab.matches("compaction-calls", q) or vocab.matches("summary-types", q))
+            for q in module.imports.aliases.values()
+        )
+        for fn in module.functions:
+            for stmt in walk_statements(fn.body):
+                if isinstance(stmt, cst.ClassDef):
+                    module.summarizes = module.summarizes or _has_summary_field(stmt)
+                    continue
+                for expr in expressions_of(stmt):
+                    for call in calls_in(expr):
+                        if last_segment(dotted(call.func)) == "add_node":
+                            for arg in call.args:
+                                if isinstance(arg.value, (cst.Name, cst.Attribute)) and (
+                                    arg.keyword is None or arg.keyword.value in ("node", "action")
+                                ):
+                                    node = self.resolve(arg.value, fn)
+                                    if node is not None and not node.is_module:
+                                        node.is_node = node.takes_state = True
+
+    def summarization_reaches(self, module: ModuleInfo) -> bool:
+        """Whether ``module`` or a project module it imports uses framework summarization."""
+        if module.summarizes:
+            return True
+        summarizing = [m for m in self.modules if m.summarizes]
+        for qualified in module.imports.aliases.values():
+            for candidate in (qualified, qualified.rpartition(".")[0]):
+                if candidate and any(m.name == candidate or m.name.endswith("." + candidate) for m in summarizing):
+                    return True
+        return False
+
+    def framework_relevant(self) -> set[str]:
+        """Graph nodes of modules with summarization: their state is what a resume restores."""
+        return {fn.qualname for fn in self.functions if fn.takes_state and fn.module.summarizes}
 
     # -- resolution ----------------------------------------------------------------------
 
@@ -185,6 +249,10 @@ class Project:
         if isinstance(func, cst.Attribute) and head in ("self", "cls"):
             return self._unique_method(func.attr.value)
         return None
+
+    def named(self, name: str) -> tuple[FunctionInfo, ...]:
+        """Every function of the project whose own name is ``name``."""
+        return tuple(self._by_name.get(name, ()))
 
     def lookup(self, qualified: str) -> FunctionInfo | None:
         """A function whose qualified name is ``qualified`` or ends with it."""

@@ -9,13 +9,14 @@ between a validator and a resume cannot loop forever.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
 from .evidence import Evidence
 from .findings import describe
 from .flow import Direct, FlowAnalysis
+from .interrupts import calls_interrupt, tools_before_interrupt
 from .project import FunctionInfo, Project
 from .rederive import rederivations
 from .summaries import BOTTOM, Site, Soft, Summary
@@ -39,6 +40,8 @@ class FunctionResult:
     consumed: set[Soft] = field(default_factory=set)
     direct: list[Direct] = field(default_factory=list)
     rederive: list[tuple[cst.Call, str]] = field(default_factory=list)
+    #: Tool calls that re-run when the node resumes after an ``interrupt()`` (SG203).
+    reruns: list[tuple[cst.Call, cst.Call]] = field(default_factory=list)
     callees: set[FunctionInfo] = field(default_factory=set)
 
 
@@ -85,10 +88,14 @@ def _analyze(fn: FunctionInfo, project: Project, summaries: dict[FunctionInfo, S
     evidence = Evidence(fn, project, summaries)
     flow = FlowAnalysis(evidence).run()
     summary = flow.summary()
+    interrupts = calls_interrupt(evidence)
+    if interrupts:
+        summary = replace(summary, interrupts=True)
     found = rederivations(evidence)
     return FunctionResult(
         fn=fn,
         summary=summary,
+        reruns=tools_before_interrupt(evidence) if interrupts else [],
         sites=flow.sites,
         consumed=flow.consumed,
         direct=flow.direct,

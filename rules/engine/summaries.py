@@ -61,6 +61,8 @@ class Summary:
     calls_tool: bool = False
     #: It makes no calls at all (a plain accessor is never a tool).
     pure: bool = True
+    #: Calling it may pause a graph node (LangGraph's ``interrupt()``), directly or through others.
+    interrupts: bool = False
 
 
 BOTTOM = Summary()
