@@ -15,9 +15,18 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .report import RuleInfo
 from .selection import normalize
 
-__all__ = ["UnknownRuleError", "explain", "find_rule", "format_rules_table", "short_description"]
+__all__ = [
+    "UnknownRuleError",
+    "explain",
+    "find_rule",
+    "format_rules_table",
+    "rule_info",
+    "section_text",
+    "short_description",
+]
 
 _HEADING = re.compile(r"^\s*#+\s*(?P<title>.*?)\s*$")
 _RST_LITERAL = re.compile(r"``(.+?)``")
@@ -56,6 +65,34 @@ def short_description(rule: Any) -> str:
         paragraph.append(line.strip())
     text = _RST_LITERAL.sub(r"`\1`", " ".join(paragraph))
     return re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0] if text else ""
+
+
+def section_text(rule: Any, title: str) -> str:
+    """The paragraphs of the documentation section whose heading starts with ``title``, as one line of text."""
+    lines = inspect.cleandoc(rule.__doc__ or "").splitlines()
+    inside = False
+    body: list[str] = []
+    for line in lines:
+        heading = _HEADING.match(line)
+        if heading:
+            if inside:
+                break
+            inside = heading.group("title").lower().startswith(title.lower())
+            continue
+        if inside:
+            body.append(line.strip())
+    return _RST_LITERAL.sub(r"`\1`", " ".join(part for part in body if part))
+
+
+def rule_info(rule: Any, rule_doc: Callable[[Any], str]) -> RuleInfo:
+    """The rule as reports describe it (SARIF's ``rules``), from its own documentation."""
+    return RuleInfo(
+        code=rule.code,
+        name=rule.name,
+        short_description=short_description(rule),
+        full_description=section_text(rule, "What it does") or short_description(rule),
+        help_markdown=rule_doc(rule),
+    )
 
 
 def format_rules_table(rules: Sequence[Any], width: int | None = None) -> str:

@@ -126,6 +126,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="worker processes (default: all cores; files currently run in one process)",
     )
     check.add_argument("--no-cache", action="store_true", help="do not read or write cached results")
+    check.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="JSON file of known findings (see --write-baseline): report only findings not recorded there",
+    )
+    check.add_argument(
+        "--write-baseline",
+        action="store_true",
+        help="record this run's findings in the --baseline FILE (replacing it) and exit 0",
+    )
 
     commands.add_parser("rules", help="list the rules", description="List every rule: code, name, description.")
     explain = commands.add_parser("explain", help="show a rule's documentation", description="Show a rule's documentation.")
@@ -184,6 +194,8 @@ def _check(namespace: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
         fmt=namespace.format,
         jobs=namespace.jobs or os.cpu_count() or 1,
         cache=not namespace.no_cache,
+        baseline=namespace.baseline,
+        write_baseline=namespace.write_baseline,
     )
     try:
         return run_check(options, stdout, stderr)

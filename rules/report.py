@@ -8,11 +8,11 @@ could not be found, read or decoded, before any parsing) are reported alike.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
-__all__ = ["ErrorLike", "FindingLike", "ReadError", "Report"]
+__all__ = ["BaselineStats", "ErrorLike", "FindingLike", "ReadError", "Report", "RuleInfo"]
 
 
 class FindingLike(Protocol):
@@ -57,6 +57,31 @@ class ReadError:
 
 
 @dataclass(frozen=True)
+class RuleInfo:
+    """A rule as reports describe it (SARIF's ``rules`` list): its code, name and documentation."""
+
+    code: str
+    name: str
+    #: One sentence: the first of *What it does*.
+    short_description: str
+    #: The *What it does* section as plain text.
+    full_description: str
+    #: The whole documentation, markdown (what ``summaryguard explain`` prints).
+    help_markdown: str
+
+
+@dataclass(frozen=True)
+class BaselineStats:
+    """What ``--baseline`` did to a run: findings it hid, and entries nothing matched any more."""
+
+    path: str
+    #: Findings recorded in the baseline, hence not reported.
+    matched: int
+    #: Entries for files and codes checked in this run that no finding matched (fixed since).
+    stale: int
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything a formatter prints: sorted findings and errors, and run statistics."""
 
@@ -64,10 +89,23 @@ class Report:
     errors: Sequence[ErrorLike]
     files: int
     seconds: float
+    #: The rules selected for the run, sorted by code (formats that describe rules use them).
+    rules: Sequence[RuleInfo] = ()
+    #: A stable identity for each finding that survives lines moving (see ``fingerprint``).
+    fingerprints: Mapping[FindingLike, str] = field(default_factory=dict)
+    #: Set when the run compared its findings with a baseline.
+    baseline: BaselineStats | None = None
 
     @staticmethod
     def build(
-        findings: Sequence[FindingLike], errors: Sequence[ErrorLike], files: int, seconds: float
+        findings: Sequence[FindingLike],
+        errors: Sequence[ErrorLike],
+        files: int,
+        seconds: float,
+        *,
+        rules: Sequence[RuleInfo] = (),
+        fingerprints: Mapping[FindingLike, str] | None = None,
+        baseline: BaselineStats | None = None,
     ) -> Report:
         """A report with findings and errors in a stable order (path, position, code)."""
         return Report(
@@ -75,4 +113,7 @@ class Report:
             errors=sorted(errors, key=lambda e: (e.path, e.line or 0, e.message)),
             files=files,
             seconds=seconds,
+            rules=tuple(sorted(rules, key=lambda r: r.code)),
+            fingerprints=dict(fingerprints or {}),
+            baseline=baseline,
         )

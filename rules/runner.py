@@ -19,15 +19,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from .baseline import compare, entries_for, load_baseline, write_baseline
+from .catalog import rule_info
 from .config import Config, check_codes, load_config
 from .deepstack import call_with_deep_stack
 from .discovery import discover
 from .exitcodes import ExitCode
 from .formats import DEFAULT_FORMAT, write_report
-from .report import ErrorLike, FindingLike, ReadError, Report
+from .fingerprint import fingerprints, project_path
+from .report import BaselineStats, ErrorLike, FindingLike, ReadError, Report
 from .selection import SelectorError, expand, resolve, unknown_selectors
 from .sources import read_source
-from .suppression import apply_suppressions, parse_suppressions
 
 __all__ = ["CheckOptions", "UsageError", "run_check"]
 
@@ -52,6 +54,10 @@ class CheckOptions:
     jobs: int | None = None
     #: ``--no-cache`` gives False; results are not cached yet, so nothing depends on it.
     cache: bool = True
+    #: ``--baseline FILE``: findings recorded there are not reported.
+    baseline: str | None = None
+    #: ``--write-baseline``: record this run's findings in the baseline file instead.
+    write_baseline: bool = False
 
 
 def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path | None = None) -> ExitCode:
@@ -62,15 +68,21 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
     """
     started = time.perf_counter()
     cwd = Path.cwd() if cwd is None else cwd
+    if options.write_baseline and options.baseline is None:
+        raise UsageError("--write-baseline needs --baseline FILE (the file to write)")
     config = load_config(options.config, cwd)
 
     from . import engine  # the analyzer (libcst) loads only when a check runs
+    from .sg001_unused_suppression import UnusedSuppressionComment
 
     rule_classes = list(engine.all_rules(use_plugins=True))
     known = {rule.code for rule in rule_classes}
     check_codes(config, known)
     codes = _selected_codes(config, options, known)
-    rules = [rule for rule in rule_classes if rule.code in codes]
+    # SG001 is judged after the analysis (see sg001_unused_suppression), never by the engine.
+    rules = [rule for rule in rule_classes if rule.code in codes and rule is not UnusedSuppressionComment]
+    baseline_path = None if options.baseline is None else Path(options.baseline)  # like PATHs: as given
+    baseline = None if baseline_path is None or options.write_baseline else load_baseline(baseline_path)
     vocabulary = engine.Vocabulary.build(
         tool_calls=config.tool_calls,
         resume_calls=config.resume_calls,
@@ -93,9 +105,33 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
 
     raw_findings, file_errors = call_with_deep_stack(lambda: analyzer.analyze(sources))
     errors.extend(file_errors)
-    findings = _keep_reported(raw_findings, dict(sources), config, known)
+    texts = dict(sources)
+    failed = {error.path for error in errors}
+    findings = _keep_reported(raw_findings, texts, config, known, codes, failed)
+    prints = fingerprints(findings, texts, config.root)
 
-    report = Report.build(findings, errors, files=len(found.files), seconds=time.perf_counter() - started)
+    stats = None
+    if baseline_path is not None:
+        paths = {path: project_path(path, config.root) for path in texts}
+        if options.write_baseline:
+            baseline = entries_for(findings, prints, paths)
+            write_baseline(baseline_path, baseline)
+            stderr.write(f"summaryguard: wrote {len(baseline)} findings to baseline {options.baseline}\n")
+        assert baseline is not None
+        checked = {paths[path] for path in texts if path not in failed}
+        comparison = compare(findings, prints, baseline, checked, codes)
+        findings = comparison.new
+        stats = BaselineStats(str(options.baseline), comparison.matched, comparison.stale)
+
+    report = Report.build(
+        findings,
+        errors,
+        files=len(found.files),
+        seconds=time.perf_counter() - started,
+        rules=[rule_info(rule, engine.rule_doc) for rule in rule_classes if rule.code in codes],
+        fingerprints=prints,
+        baseline=stats,
+    )
     if not found.files and not found.errors:
         where = ", ".join(options.paths) or os.curdir
         stderr.write(f"summaryguard: warning: no Python files found in {where}\n")
@@ -115,16 +151,27 @@ def _selected_codes(config: Config, options: CheckOptions, known: Collection[str
 
 
 def _keep_reported(
-    findings: Sequence[FindingLike], texts: dict[str, str], config: Config, known: Collection[str]
+    findings: Sequence[FindingLike],
+    texts: dict[str, str],
+    config: Config,
+    known: Collection[str],
+    selected: Collection[str],
+    failed: Collection[str],
 ) -> list[FindingLike]:
-    """Drop findings silenced by a comment on their line or by ``per-file-ignores``."""
+    """Drop findings silenced by ``per-file-ignores`` or a comment on their line;
+    add SG001 for comments that silence nothing (in files analyzed without error)."""
+    from .sg001_unused_suppression import UnusedSuppressionComment, check_comments
+
     per_file = [(entry.spec, _expand_all(entry.codes, known)) for entry in config.per_file_ignores]
     root = str(config.root)
     by_path: dict[str, list[FindingLike]] = {}
     for finding in findings:
         by_path.setdefault(finding.path, []).append(finding)
+    judge_comments = UnusedSuppressionComment.code in selected
+    paths = [*by_path, *(p for p in texts if p not in by_path and p not in failed)] if judge_comments else by_path
     kept: list[FindingLike] = []
-    for path, group in by_path.items():
+    for path in paths:
+        group = by_path.get(path, [])
         ignored: set[str] = set()
         if per_file:
             relative = _relative_to(path, root)
@@ -133,8 +180,9 @@ def _keep_reported(
                     ignored |= codes
         group = [f for f in group if f.code not in ignored]
         text = texts.get(path)
-        if group and text is not None:
-            group = apply_suppressions(group, parse_suppressions(text))
+        if text is not None and (group or judge_comments):
+            checked = () if path in failed else [code for code in selected if code not in ignored]
+            group = check_comments(path, text, group, checked)
         kept.extend(group)
     return kept
 

@@ -17,6 +17,10 @@ open: each of our findings is silenced only by naming its code.
 Comments are found with :mod:`tokenize`, so a ``#`` inside a string is never
 taken for one. A file that does not tokenize keeps the suppressions found
 before the point of failure (the engine reports the syntax error itself).
+
+A suppression that silences nothing is itself reported (SG001,
+``unused-suppression``): :meth:`Suppressions.unused` lists the comments that
+name a code the run checked with no finding of that code on their line.
 """
 
 from __future__ import annotations
@@ -24,17 +28,31 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-__all__ = ["Suppressions", "apply_suppressions", "parse_suppressions"]
+__all__ = ["Suppressions", "UnusedSuppression", "apply_suppressions", "parse_suppressions"]
 
 _CODE = r"[A-Za-z]+[0-9]+"
 _CODE_LIST = rf"{_CODE}(?:\s*[,\s]\s*{_CODE})*"
 _NOQA = re.compile(rf"#\s*noqa\s*:\s*(?P<codes>{_CODE_LIST})", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*summaryguard\s*:\s*ignore\s*\[(?P<codes>[^\]]*)\]", re.IGNORECASE)
 _SPLIT = re.compile(r"[\s,]+")
+#: Cheap test before tokenizing: a file without either word has no suppression.
+_MARKER = re.compile(r"noqa|summaryguard", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class UnusedSuppression:
+    """A suppression comment naming checked codes that silenced nothing on its line.
+
+    ``column``/``end_column`` span the comment (1-based, end exclusive)."""
+
+    line: int
+    column: int
+    end_column: int
+    codes: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -42,25 +60,48 @@ class Suppressions:
     """The codes silenced on each line of one file."""
 
     by_line: Mapping[int, frozenset[str]]
+    #: Where each suppression comment is: line -> (column, end column), 1-based, end exclusive.
+    spans: Mapping[int, tuple[int, int]] = field(default_factory=dict)
 
     def silences(self, line: int, code: str) -> bool:
         return code in self.by_line.get(line, frozenset())
+
+    def unused(self, findings: Iterable[_Located], checked: Collection[str]) -> list[UnusedSuppression]:
+        """The comments naming a code in ``checked`` with no such finding on their line.
+
+        ``findings`` are the file's findings *before* suppressions are applied.
+        Codes the run did not check (other tools' codes, rules not selected)
+        are never reported: nobody can tell whether they would be used.
+        """
+        if not self.by_line:
+            return []
+        found = {(f.line, f.code) for f in findings}
+        unused = []
+        for line in sorted(self.by_line):
+            codes = sorted(c for c in self.by_line[line] if c in checked and (line, c) not in found)
+            if codes:
+                column, end_column = self.spans.get(line, (1, 1))
+                unused.append(UnusedSuppression(line, column, end_column, tuple(codes)))
+        return unused
 
 
 def parse_suppressions(text: str) -> Suppressions:
     """Every suppression comment in ``text``, by line."""
     by_line: dict[int, set[str]] = {}
-    if "#" not in text:
+    spans: dict[int, tuple[int, int]] = {}
+    if "#" not in text or not _MARKER.search(text):
         return Suppressions({})
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.type == tokenize.COMMENT:
                 codes = _codes_in(token.string)
                 if codes:
-                    by_line.setdefault(token.start[0], set()).update(codes)
+                    line = token.start[0]
+                    by_line.setdefault(line, set()).update(codes)
+                    spans[line] = (token.start[1] + 1, token.end[1] + 1)
     except (tokenize.TokenError, SyntaxError):
         pass  # keep what was found before the point of failure
-    return Suppressions({line: frozenset(codes) for line, codes in by_line.items()})
+    return Suppressions({line: frozenset(codes) for line, codes in by_line.items()}, spans)
 
 
 def _codes_in(comment: str) -> set[str]:

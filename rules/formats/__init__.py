@@ -12,7 +12,9 @@ from collections.abc import Callable
 from typing import TextIO
 
 from ..report import Report
+from .github import write_github
 from .json_v1 import write_json
+from .sarif import write_sarif
 from .text import write_text
 
 __all__ = ["FORMATS", "DEFAULT_FORMAT", "Formatter", "write_report"]
@@ -23,6 +25,8 @@ Formatter = Callable[[Report, TextIO], None]
 FORMATS: dict[str, Formatter] = {
     "text": write_text,
     "json": write_json,
+    "sarif": write_sarif,
+    "github": write_github,
 }
 
 DEFAULT_FORMAT = "text"

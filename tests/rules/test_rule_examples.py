@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from summaryguard.rules.engine import Analyzer, Invalid, Valid, Vocabulary, all_rules
+from summaryguard.rules.sg001_unused_suppression import check_comments
 
 RULES = all_rules()
 ANALYZER = Analyzer(Vocabulary.build(), RULES)
+CODES = {rule.code for rule in RULES}
 
 
 def _cases() -> list:
@@ -24,7 +26,9 @@ def _run(example: Valid | Invalid) -> list[tuple[int, str]]:
     sources = [("example.py", example.code), *((p, _dedent(t)) for p, t in example.files.items())]
     findings, errors = ANALYZER.analyze(sources)
     assert errors == []
-    return sorted((f.line, f.code) for f in findings if f.path == "example.py")
+    # As the command line reports them: suppression comments applied, unused ones reported (SG001).
+    mine = check_comments("example.py", example.code, [f for f in findings if f.path == "example.py"], CODES)
+    return sorted((f.line, f.code) for f in mine)
 
 
 def _dedent(text: str) -> str:

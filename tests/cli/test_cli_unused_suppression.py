@@ -1,0 +1,124 @@
+"""SG001 unused-suppression: a comment that silences nothing is reported, for the codes the run checked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from summaryguard.rules.cli import main
+from summaryguard.rules.engine import all_rules
+from summaryguard.rules.engine.findings import Finding
+from summaryguard.rules.exitcodes import ExitCode
+from summaryguard.rules.sg001_unused_suppression import UnusedSuppressionComment, check_comments
+from summaryguard.rules.suppression import parse_suppressions
+
+AGENT = """\
+def next_turn(checkpoint, search_tool):
+    ctx = checkpoint.resume_context()  # noqa: SG101, SG102, SG103
+    handle = ctx.get("handle") or search_tool("latest")  # summaryguard: ignore[SG201] reason: idempotent
+    return handle
+"""
+STALE = """\
+def plain(ctx):
+    handle = ctx["handle"]  # summaryguard: ignore[SG201] reason: fixed long ago
+    size = len(handle)  # noqa: E501, SG202
+    return size  # noqa: SG001, SG104
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def findings(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[dict]]:  # type: ignore[type-arg]
+    status = main(["check", "--format", "json", *argv])
+    return status, json.loads(capsys.readouterr().out)["findings"]
+
+
+def test_used_suppressions_are_silent(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "agent.py").write_text(AGENT, encoding="utf-8")
+    assert findings(capsys) == (ExitCode.OK, [])
+
+
+def test_unused_suppressions_are_reported_where_the_comment_is(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "stale.py").write_text(STALE, encoding="utf-8")
+    status, found = findings(capsys)
+    assert status == ExitCode.FINDINGS
+    assert [(f["line"], f["column"], f["end_column"], f["code"], f["name"]) for f in found] == [
+        (2, 29, 81, "SG001", "unused-suppression"),
+        (3, 25, 44, "SG001", "unused-suppression"),
+        # line 4 names SG001 itself: its unused SG104 is silenced there
+    ]
+    assert found[0]["message"].startswith("unused suppression of SG201: no such finding on this line")
+    assert "SG202" in found[1]["message"] and "E501" not in found[1]["message"]
+
+
+def test_only_codes_checked_in_this_run(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "stale.py").write_text(STALE, encoding="utf-8")
+    # SG001 not selected: nothing judged.
+    assert findings(capsys, "--select", "SG2") == (ExitCode.OK, [])
+    # SG202 not selected: only the SG201 comment is judged.
+    assert [f["line"] for f in findings(capsys, "--select", "SG0,SG201")[1]] == [2]
+    assert [f["line"] for f in findings(capsys, "--ignore", "SG201")[1]] == [3]
+    assert findings(capsys, "--ignore", "SG001") == (ExitCode.OK, [])
+
+
+def test_per_file_ignores_turn_codes_off_for_those_files(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "pyproject.toml").write_text(
+        '[tool.summaryguard]\nper-file-ignores = {"legacy/*" = ["SG201"], "vendored/*" = ["SG001"]}\n',
+        encoding="utf-8",
+    )
+    for folder in ("legacy", "vendored", "src"):
+        (project / folder).mkdir()
+        (project / folder / "stale.py").write_text(STALE, encoding="utf-8")
+    _, found = findings(capsys)
+    assert sorted((f["path"], f["line"]) for f in found) == [
+        ("legacy/stale.py", 3),
+        ("src/stale.py", 2),
+        ("src/stale.py", 3),
+    ]
+
+
+def test_files_that_failed_are_not_judged(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "broken.py").write_text(
+        "def resume_from_summary(checkpoint:  # noqa: SG201\n    pass\n", encoding="utf-8"
+    )
+    status, found = findings(capsys)
+    assert status == ExitCode.ERROR and found == []
+
+
+def test_the_rule_is_known_to_rules_explain_and_selection(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert UnusedSuppressionComment in all_rules()
+    assert main(["rules"]) == ExitCode.OK
+    assert "SG001  unused-suppression" in capsys.readouterr().out.replace("   ", "  ")
+    assert main(["explain", "sg001"]) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert out.startswith("# SG001 (unused-suppression)") and "## Why is this bad?" in out
+    (project / "pyproject.toml").write_text('[tool.summaryguard]\nselect = ["SG0"]\n', encoding="utf-8")
+    (project / "stale.py").write_text(STALE, encoding="utf-8")
+    assert findings(capsys) == (ExitCode.OK, [])  # only SG001 selected: no other code is judged
+
+
+def test_the_engine_never_runs_it() -> None:
+    assert UnusedSuppressionComment().wants(None) is False  # type: ignore[arg-type]
+
+
+def test_check_comments_directly() -> None:
+    text = "x = 1  # noqa: SG201\ny = 2\n"
+    finding = Finding("a.py", 2, 1, 2, 2, "SG201", "rederive-missing-ref", "m")
+    assert check_comments("a.py", "y = 2\n", [finding], {"SG001", "SG201"}) == [finding]
+    kept = check_comments("a.py", text, [finding], {"SG001", "SG201"})
+    assert [(f.line, f.code) for f in kept] == [(2, "SG201"), (1, "SG001")]
+    assert check_comments("a.py", text, [finding], {"SG201"}) == [finding]
+
+
+def test_unused_without_spans_and_empty() -> None:
+    suppressions = parse_suppressions("x = 1\n")
+    assert suppressions.unused([], {"SG201"}) == []
