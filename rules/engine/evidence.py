@@ -159,7 +159,8 @@ class Evidence(Context):
         found = set()
         for name in self._names():
             reads = self.attr_reads.get(name, set())
-            if name in _TB_HEADS:
+            if name in _TB_HEADS or name in ("self", "cls"):
+                # ``self.summary`` is summary state; ``self`` (everything else it holds) is not
                 continue
             guarantees = reads & lexicon.GUARANTEE_ATTRS
             named = lexicon.is_summary_name(name) or lexicon.is_checkpoint_name(name)
