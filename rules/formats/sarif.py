@@ -27,7 +27,7 @@ from urllib.parse import quote
 from ..fingerprint import FINGERPRINT_KEY
 from ..report import ErrorLike, FindingLike, Report, RuleInfo
 
-__all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "artifact_location", "report_to_sarif", "write_sarif"]
+__all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "artifact_location", "information_uri", "report_to_sarif", "write_sarif"]
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -44,13 +44,16 @@ def _tool_metadata() -> tuple[str, str]:
         meta = metadata.metadata(TOOL_NAME)
     except metadata.PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
         return "0+unknown", DEFAULT_INFORMATION_URI
-    uri = meta.get("Home-page") or ""
+    return meta["Version"] or "0+unknown", information_uri(meta)
+
+
+def information_uri(meta: Any) -> str:
+    """The project's home page from its core metadata (``Project-URL``, else ``Home-page``)."""
     for entry in meta.get_all("Project-URL") or ():
         label, _, url = entry.partition(",")
         if label.strip().lower() in {"homepage", "home", "source", "repository"} and url.strip():
-            uri = url.strip()
-            break
-    return meta["Version"] or "0+unknown", uri or DEFAULT_INFORMATION_URI
+            return url.strip()
+    return meta.get("Home-page") or DEFAULT_INFORMATION_URI
 
 
 def artifact_location(path: str, cwd: str | None = None) -> dict[str, str]:

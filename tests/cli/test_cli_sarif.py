@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,14 @@ from summaryguard.rules.engine import all_rules, rule_doc
 from summaryguard.rules.engine.findings import FileError, Finding
 from summaryguard.rules.exitcodes import ExitCode
 from summaryguard.rules.fingerprint import FINGERPRINT_KEY
-from summaryguard.rules.formats.sarif import artifact_location, report_to_sarif, write_sarif
+from summaryguard.rules.catalog import section_text
+from summaryguard.rules.formats.sarif import (
+    DEFAULT_INFORMATION_URI,
+    artifact_location,
+    information_uri,
+    report_to_sarif,
+    write_sarif,
+)
 from summaryguard.rules.report import ReadError, Report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,3 +185,33 @@ def test_report_without_rules_or_fingerprints_is_still_valid(sarif_validator: An
     stream = io.StringIO()
     write_sarif(report, stream)
     assert json.loads(stream.getvalue())["runs"][0]["results"][0]["message"]["text"] == "50% done\nnext"
+
+
+def _metadata(**fields: list[str]) -> Message:
+    meta = Message()
+    for key, values in fields.items():
+        for value in values:
+            meta[key.replace("_", "-")] = value
+    return meta
+
+
+def test_information_uri_from_core_metadata() -> None:
+    assert information_uri(_metadata()) == DEFAULT_INFORMATION_URI
+    assert information_uri(_metadata(Home_page=["https://example.org/home"])) == "https://example.org/home"
+    urls = ["Documentation, https://example.org/docs", "Source, https://example.org/src", "Homepage, "]
+    assert information_uri(_metadata(Project_URL=urls, Home_page=["https://x.invalid"])) == "https://example.org/src"
+
+
+def test_section_text() -> None:
+    class Rule:
+        """## What it does
+        Flags ``x``.
+
+        Twice.
+        ## Known problems
+        None known.
+        """
+
+    assert section_text(Rule, "What it does") == "Flags `x`. Twice."
+    assert section_text(Rule, "Known problems") == "None known."
+    assert section_text(Rule, "Example") == ""
