@@ -51,40 +51,84 @@ def rederivations(ev: Evidence) -> list[tuple[cst.Call, str]]:
 
 
 def _missing_side(test: cst.BaseExpression, ev: Evidence) -> bool | None:
-    """True: the reference is missing when ``test`` is true; False: when false."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = _missing_side(test.expression, ev)
-        if inner is not None:
-            return not inner
-        return True if _is_lookup(test.expression, ev) else None
-    if isinstance(test, cst.BooleanOperation):
-        left = _missing_side(test.left, ev)
-        return left if left is not None else _missing_side(test.right, ev)
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        op = test.comparisons[0].operator
-        right = test.comparisons[0].comparator
-        if isinstance(op, (cst.In, cst.NotIn)) and ev.resumed_state(right):
-            return isinstance(op, cst.NotIn)
-        if isinstance(op, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
-            for side, other in ((test.left, right), (right, test.left)):
-                if is_none(other) and _is_lookup(side, ev):
-                    return isinstance(op, (cst.Is, cst.Equal))
-        return None
-    if _is_lookup(test, ev):
-        return False
+    """True: the reference is missing when ``test`` is true; False: when false.
+
+    Iterative over ``not`` prefixes and the left spine of ``and``/``or`` chains
+    (libcst nests ``a or b or c`` as a left-deep tree, so a long chain would
+    otherwise recurse once per operand)."""
+    negated = False
+    pending: list[tuple[cst.BaseExpression, bool]] = []  # right operands still to try, innermost last
+    while True:
+        side = _missing_side_leaf(test, ev, negated)
+        if side is not None:
+            return side
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, negated = test.expression, not negated
+            continue
+        if isinstance(test, cst.BooleanOperation):
+            pending.append((test.right, negated))
+            test = test.left
+            continue
+        if not pending:
+            return None
+        test, negated = pending.pop()
+
+
+def _missing_side_leaf(test: cst.BaseExpression, ev: Evidence, negated: bool) -> bool | None:
+    """The answer for one operand that is not ``not`` or ``and``/``or`` (None: no answer)."""
+    if isinstance(test, cst.BooleanOperation) or (
+        isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    ):
+        return None  # taken apart by the caller
+    side: bool | None = None
+    if isinstance(test, cst.Comparison):
+        if len(test.comparisons) == 1:
+            side = _comparison_side(test, ev)
+    elif _is_lookup(test, ev):
+        side = False
+    return side if side is None or not negated else not side
+
+
+def _comparison_side(test: cst.Comparison, ev: Evidence) -> bool | None:
+    op = test.comparisons[0].operator
+    right = test.comparisons[0].comparator
+    if isinstance(op, (cst.In, cst.NotIn)) and ev.resumed_state(right):
+        return isinstance(op, cst.NotIn)
+    if isinstance(op, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+        for side, other in ((test.left, right), (right, test.left)):
+            if is_none(other) and _is_lookup(side, ev):
+                return isinstance(op, (cst.Is, cst.Equal))
     return None
 
 
-def _is_lookup(expr: cst.BaseExpression, ev: Evidence, seen: frozenset[str] = frozenset()) -> bool:
-    """A value looked up in resumed state (or a name bound to one; ``x = x.next``
-    cycles are cut by ``seen``)."""
-    if isinstance(expr, cst.Name):
-        if expr.value in seen:
-            return False
-        inner = seen | {expr.value}
-        return any(_is_lookup(v, ev, inner) for v in ev.assigned.get(expr.value, ())) or (
-            expr.value in ev.resumed and bool(ev.assigned.get(expr.value))
-        )
+def _is_lookup(expr: cst.BaseExpression, ev: Evidence) -> bool:
+    """A value looked up in resumed state, or a name bound to one.
+
+    Names are followed through plain aliases (``a = b``) as a graph search with
+    one visited set: aliases can form cycles (``x = x``, ``a = b; b = a``,
+    ``name, node = node``) and dense alias graphs, so following them
+    recursively per path would never end, or take exponential time."""
+    if not isinstance(expr, cst.Name):
+        return _is_direct_lookup(expr, ev)
+    seen = {expr.value}
+    stack = [expr.value]
+    while stack:
+        name = stack.pop()
+        values = ev.assigned.get(name, ())
+        if values and name in ev.resumed:
+            return True
+        for value in values:
+            if isinstance(value, cst.Name):
+                if value.value not in seen:
+                    seen.add(value.value)
+                    stack.append(value.value)
+            elif _is_direct_lookup(value, ev):
+                return True
+    return False
+
+
+def _is_direct_lookup(expr: cst.BaseExpression, ev: Evidence) -> bool:
+    """``state[k]``, ``state.attr``, ``state.get(k)``, ``getattr(state, k)`` on resumed state."""
     if isinstance(expr, cst.Subscript):
         return ev.resumed_state(expr.value)
     if isinstance(expr, cst.Attribute):

@@ -1,0 +1,182 @@
+"""Shapes of real code that once sent the engine into runaway recursion, and the limits it enforces.
+
+Each alias shape below comes from a real file of the benchmark corpus that
+was reported as "too deeply nested to analyze" even with a recursion limit of
+20,000: SG201's lookup test followed ``a = b`` aliases recursively, once per
+path, so a cycle never ended and a dense alias graph took exponential time.
+A real file must never be an error: each shape is analyzed, and a lookup
+reached through the cycle is still recognized.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+from summaryguard.rules.deepstack import call_with_deep_stack
+from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules
+
+HEADER = textwrap.dedent(
+    """
+    from langchain_core.tools import tool
+
+    from summaryguard.guard import check_resume
+
+
+    @tool
+    def open_sandbox(name: str) -> str:
+        return name
+
+
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def analyzer() -> Analyzer:
+    return Analyzer(Vocabulary.build(), all_rules())
+
+
+def _codes(analyzer: Analyzer, body: str) -> list[tuple[int, str]]:
+    # every resume is checked first: the only possible finding is SG201
+    body = textwrap.dedent(body).replace(
+        "ctx = checkpoint.resume_context()", "check_resume(checkpoint, [])\n    ctx = checkpoint.resume_context()"
+    )
+    source = HEADER + body
+    # as the command line runs it: on the deep-stack worker
+    findings, errors = call_with_deep_stack(lambda: analyzer.analyze([("shape.py", source)]))
+    assert errors == []
+    return [(f.line, f.code) for f in findings]
+
+
+ALIAS_SHAPES = {
+    # typing.ForwardRef._evaluate
+    "mutual-alias": """
+        def resume_turn(checkpoint, globalns, localns):
+            ctx = checkpoint.resume_context()
+            if globalns is None and localns is None:
+                globalns = localns = {}
+            elif globalns is None:
+                globalns = localns
+            elif localns is None:
+                localns = globalns
+            if localns is None:
+                open_sandbox("x")
+        """,
+    # llama_index AgentWorkflow.__init__: ``root_agent = root_agent``
+    "self-alias": """
+        def resume_turn(checkpoint, root_agent):
+            ctx = checkpoint.resume_context()
+            root_agent = root_agent
+            if root_agent is None:
+                open_sandbox("x")
+        """,
+    # pickle._Unpickler.load_build, unittest.mock._check_signature
+    "unpacking-self": """
+        def resume_turn(checkpoint, state):
+            ctx = checkpoint.resume_context()
+            if isinstance(state, tuple) and len(state) == 2:
+                state, slotstate = state
+            if state is None:
+                open_sandbox("x")
+        """,
+    # langgraph StateGraph.add_sequence
+    "loop-unpacking": """
+        def resume_turn(checkpoint, nodes):
+            ctx = checkpoint.resume_context()
+            for node in nodes:
+                if isinstance(node, tuple):
+                    name, node = node
+                if node is None:
+                    open_sandbox(name)
+        """,
+    # openai-agents tracing.processors.default_exporter, llama_index program.utils
+    "swap-through-module-state": """
+        def resume_turn(checkpoint):
+            global _exporter
+            ctx = checkpoint.resume_context()
+            exporter = _exporter
+            if exporter is None:
+                exporter = open_sandbox("x")
+                _exporter = exporter
+            cur = exporter
+            exporter = cur
+            return exporter
+        """,
+}
+
+
+@pytest.mark.parametrize("body", ALIAS_SHAPES.values(), ids=ALIAS_SHAPES.keys())
+def test_alias_cycles_are_analyzed(analyzer: Analyzer, body: str) -> None:
+    # These names are not resumed state: no finding, and above all no error.
+    assert _codes(analyzer, body) == []
+
+
+def test_a_lookup_reached_through_an_alias_cycle_is_still_found(analyzer: Analyzer) -> None:
+    codes = _codes(
+        analyzer,
+        """
+        def resume_turn(checkpoint):
+            ctx = checkpoint.resume_context()
+            handle = ctx.get("sandbox")
+            a = handle
+            b = a
+            a = b
+            if b is None:
+                b = open_sandbox("main")  # the fact the summary dropped, derived again
+            return b
+        """,
+    )
+    assert [code for _, code in codes] == ["SG201"]
+
+
+def test_a_dense_alias_graph_takes_linear_time(analyzer: Analyzer) -> None:
+    """Every name aliases the next two: per-path search would visit n! paths."""
+    n = 400
+    lines = "".join(f"    v{i} = v{(i + 1) % n}\n    v{i} = v{(i + 2) % n}\n" for i in range(n))
+    body = f"def resume_turn(checkpoint):\n    ctx = checkpoint.resume_context()\n{lines}" \
+        "    if v0 is None:\n        open_sandbox('x')\n"
+    assert _codes(analyzer, body) == []
+
+
+def test_a_long_boolean_chain_in_a_lookup_test_does_not_recurse(analyzer: Analyzer) -> None:
+    """libcst nests ``a or b or c`` left-deep: the missing-side test walks it iteratively."""
+    terms = 1500
+    assert terms > sys.getrecursionlimit()
+    chain = " or ".join(["flag"] * terms)
+    codes = _codes(
+        analyzer,
+        f"""
+        def resume_turn(checkpoint, flag):
+            ctx = checkpoint.resume_context()
+            if {chain} or ctx.get("sandbox") is None:
+                open_sandbox("main")
+        """,
+    )
+    assert [code for _, code in codes] == ["SG201"]
+
+
+@pytest.mark.parametrize(
+    ("test", "expected"),
+    [
+        ('not ctx.get("h")', ["SG201"]),
+        ('not not ctx.get("h")', []),
+        ('not (ctx.get("h") is not None)', ["SG201"]),
+        ('flag and ctx.get("h") is None', ["SG201"]),
+        ('not (flag or ctx.get("h"))', ["SG201"]),
+        ('a < ctx.get("h") < b', []),
+    ],
+)
+def test_missing_side_through_not_and_boolean_operators(analyzer: Analyzer, test: str, expected: list[str]) -> None:
+    codes = _codes(
+        analyzer,
+        f"""
+        def resume_turn(checkpoint, flag, a, b):
+            ctx = checkpoint.resume_context()
+            if {test}:
+                open_sandbox("main")
+        """,
+    )
+    assert [code for _, code in codes] == expected
