@@ -36,3 +36,30 @@ def test_native_parser_survives_deep_nesting() -> None:
     source = "x = " + "(" * 1500 + "1" + ")" * 1500 + "\n"
     module = call_with_deep_stack(lambda: libcst.parse_module(source))
     assert module.code == source
+
+
+def test_recursion_limit_is_raised_while_the_worker_runs_and_restored() -> None:
+    import sys
+
+    from summaryguard.rules.deepstack import RECURSION_LIMIT
+
+    before = sys.getrecursionlimit()
+    seen = call_with_deep_stack(sys.getrecursionlimit)
+    assert seen == max(before, RECURSION_LIMIT)
+    assert sys.getrecursionlimit() == before
+
+
+def test_deep_python_recursion_fits_and_runaway_recursion_still_ends() -> None:
+    import sys
+
+    def depth(n: int) -> int:
+        return 0 if n == 0 else 1 + depth(n - 1)
+
+    assert call_with_deep_stack(lambda: depth(10_000)) == 10_000
+
+    def runaway(n: int) -> int:
+        return runaway(n + 1)
+
+    with pytest.raises(RecursionError):
+        call_with_deep_stack(lambda: runaway(0))
+    assert sys.getrecursionlimit() < 10_000  # restored after a failure too
