@@ -90,11 +90,39 @@ class Analyzer:
         errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
         return findings, errors
 
+    def screen(self, path: str, text: str) -> tuple[bool, list[FileError]]:
+        """Whether :meth:`analyze` would hand this file to libcst, and the errors
+        found on the way (syntax errors, too deep nesting), without libcst.
+
+        The answer depends on the text alone, never on other files (the CLI
+        caches it by content and computes it in worker processes); a file
+        screened out contributes nothing to the analysis of the others."""
+        errors: list[FileError] = []
+        if not self.might_matter(text):
+            return False, errors
+        return self._scan(path, text, errors) is not None, errors
+
     def _parse(self, path: str, text: str, errors: list[FileError]) -> tuple[cst.Module, FileScan] | None:
         """Parse with libcst, after CPython's parser (10x cheaper) has vouched for
         the text: it reports syntax errors precisely and refuses nesting that
         would crash or stall libcst's native parser; and whose code words (not
         its docstrings) still show co-occurring evidence."""
+        file_scan = self._scan(path, text, errors)
+        if file_scan is None:
+            return None
+        try:
+            return cst.parse_module(text), file_scan
+        except cst.ParserSyntaxError as exc:
+            errors.append(FileError(path, exc.editor_line, f"syntax error: {exc.message}"))
+        except RecursionError:
+            errors.append(FileError(path, None, _TOO_DEEP))
+        except Exception as exc:  # noqa: BLE001 - the parser's own failures must not stop the run
+            message = _TOO_DEEP if is_too_deep(exc) else f"could not parse: {describe(exc)}"
+            errors.append(FileError(path, None, message))
+        return None
+
+    def _scan(self, path: str, text: str, errors: list[FileError]) -> FileScan | None:
+        """CPython's parse and the code-word gate: the scan, or None (errors added)."""
         try:
             file_scan = scan(ast.parse(text), module_name_for(path)[0])
         except SyntaxError as exc:
@@ -113,16 +141,7 @@ class Analyzer:
             return None
         if not self.prefilter.code_matters(file_scan.words) and not self.prefilter.wanted_by_plugin(text):
             return None
-        try:
-            return cst.parse_module(text), file_scan
-        except cst.ParserSyntaxError as exc:
-            errors.append(FileError(path, exc.editor_line, f"syntax error: {exc.message}"))
-        except RecursionError:
-            errors.append(FileError(path, None, _TOO_DEEP))
-        except Exception as exc:  # noqa: BLE001 - the parser's own failures must not stop the run
-            message = _TOO_DEEP if is_too_deep(exc) else f"could not parse: {describe(exc)}"
-            errors.append(FileError(path, None, message))
-        return None
+        return file_scan
 
     def _run_rules(self, model: FileModel, errors: list[FileError]) -> list[Finding]:
         active = [rule for rule in self.rules if rule.wants(model)]

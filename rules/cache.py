@@ -1,0 +1,291 @@
+"""The result cache of ``summaryguard check``: a second run over an unchanged tree is near-instant.
+
+What is cached, and under which key:
+
+* **settings**: one folder per combination of summaryguard version, Python
+  and libcst versions, the selected rules (code, class, ``VERSION``, and the
+  size and modification time of the module that defines each one, so an
+  edited rule or engine in a development checkout is never served stale),
+  the vocabulary fingerprint and the configuration file's text. Changing
+  any of them starts from an empty folder.
+* **screen**: per file *content* (a BLAKE2 digest of the bytes), the outcome
+  of the cheap look that decides whether a file needs libcst at all (see
+  :meth:`Analyzer.screen`), with the syntax errors it found. It depends on
+  the text alone.
+* **project**: the findings and errors of the files that did need libcst,
+  keyed by the ordered list of (path, content digest) of *all* of them. The
+  analysis crosses modules (a validator in ``recovery.py`` protects a resume
+  in ``loop.py``), so a file's findings may depend on any other analyzed
+  file: a change in any of them misses, and the set is analyzed again, as a
+  whole. Files screened out take no part in the analysis, so changing one
+  of them never invalidates the others' findings.
+
+Stored under ``.summaryguard_cache/`` at the configuration's folder, or
+``$SUMMARYGUARD_CACHE_DIR``. Entries are JSON, written to a temporary file
+and renamed into place (atomic); an entry that cannot be read or does not
+have the expected shape is a miss, never an error. Failing to write is
+silent: a cache must never fail a check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CACHE_DIR_ENV", "CACHE_FOLDER", "ResultCache", "content_digest", "settings_key"]
+
+CACHE_DIR_ENV = "SUMMARYGUARD_CACHE_DIR"
+CACHE_FOLDER = ".summaryguard_cache"
+#: Bumped when the layout or the meaning of an entry changes.
+FORMAT = 1
+#: How many settings folders and project entries are kept (the oldest go first).
+KEEP_SETTINGS = 8
+KEEP_PROJECTS = 16
+
+_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# summaryguard's result cache (https://bford.info/cachedir/)\n"
+
+Verdict = tuple[bool, tuple[tuple[int | None, str], ...]]
+
+
+def content_digest(raw: bytes) -> str:
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+def cache_folder(root: Path) -> Path:
+    """``$SUMMARYGUARD_CACHE_DIR`` if set, else ``.summaryguard_cache`` in ``root``."""
+    override = os.environ.get(CACHE_DIR_ENV)
+    return Path(override) if override else root / CACHE_FOLDER
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+        return "unknown"
+
+
+def _file_stamp(module_name: str) -> list[object]:
+    module = sys.modules.get(module_name)
+    filename = getattr(module, "__file__", None)
+    if not filename:
+        return [module_name]
+    try:
+        stat = os.stat(filename)
+    except OSError:  # pragma: no cover - a module whose file went away
+        return [module_name, filename]
+    return [module_name, filename, stat.st_size, stat.st_mtime_ns]
+
+
+def _engine_stamp() -> list[object]:
+    """Size and modification time of every module of the analyzer (rules, engine, plugins)."""
+    stamps: list[object] = []
+    for package in ("summaryguard.rules", "summaryguard.rules.engine", "summaryguard.plugins"):
+        module = sys.modules.get(package)
+        for folder in getattr(module, "__path__", ()):
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:  # pragma: no cover
+                continue
+            for name in names:
+                if name.endswith(".py"):
+                    try:
+                        stat = os.stat(os.path.join(folder, name))
+                    except OSError:  # pragma: no cover
+                        continue
+                    stamps.append([package, name, stat.st_size, stat.st_mtime_ns])
+    return stamps
+
+
+def settings_key(*, rules: Sequence[type], vocabulary_fingerprint: str, config_text: str, config_path: str) -> str:
+    """The digest of everything besides file contents that a result depends on."""
+    described = {
+        "format": FORMAT,
+        "summaryguard": _version("summaryguard"),
+        "libcst": _version("libcst"),
+        "python": sys.version,
+        "rules": [
+            [getattr(r, "code", ""), r.__module__, r.__qualname__, str(getattr(r, "VERSION", "")), _file_stamp(r.__module__)]
+            for r in rules
+        ],
+        "engine": _engine_stamp(),
+        "vocabulary": vocabulary_fingerprint,
+        "config": [config_path, config_text],
+    }
+    text = json.dumps(described, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def project_key(files: Iterable[tuple[str, str]]) -> str:
+    """The key of an analysis of ``(path, content digest)`` pairs, in order."""
+    digest = hashlib.sha256()
+    for path, content in files:
+        digest.update(f"{path}\0{content}\n".encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:32]
+
+
+class ResultCache:
+    """One settings folder of the cache; load once, look up many, :meth:`flush` once."""
+
+    def __init__(self, folder: Path, settings: str) -> None:
+        self.folder = folder
+        self.settings = settings
+        self.here = folder / settings
+        self._screen: dict[str, Any] = {}
+        self._screen_dirty = False
+        self._loaded = False
+
+    # -- screen verdicts -------------------------------------------------------------------
+
+    def _load_screen(self) -> None:
+        self._loaded = True
+        document = _read_json(self.here / "screen.json")
+        if isinstance(document, dict) and document.get("settings") == self.settings:
+            entries = document.get("entries")
+            if isinstance(entries, dict):
+                self._screen = entries
+
+    def screen(self, digest: str) -> Verdict | None:
+        """The cached verdict for content ``digest``; None for a miss or a malformed entry."""
+        if not self._loaded:
+            self._load_screen()
+        entry = self._screen.get(digest)
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], bool)):
+            return None
+        errors = entry[1]
+        if not isinstance(errors, list):
+            return None
+        parsed: list[tuple[int | None, str]] = []
+        for item in errors:
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], str)):
+                return None
+            line = item[0]
+            if line is not None and (not isinstance(line, int) or isinstance(line, bool)):
+                return None
+            parsed.append((line, item[1]))
+        return entry[0], tuple(parsed)
+
+    def store_screen(self, digest: str, verdict: Verdict) -> None:
+        if not self._loaded:
+            self._load_screen()
+        needs, errors = verdict
+        self._screen[digest] = [needs, [[line, message] for line, message in errors]]
+        self._screen_dirty = True
+
+    # -- project analyses ------------------------------------------------------------------
+
+    def project(self, key: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]] | None:
+        """Cached ``(findings, errors)`` rows of an analysis; None for a miss or a malformed entry."""
+        document = _read_json(self.here / "projects" / f"{key}.json")
+        if not isinstance(document, dict) or document.get("key") != key:
+            return None
+        findings, errors = document.get("findings"), document.get("errors")
+        if not isinstance(findings, list) or not isinstance(errors, list):
+            return None
+        finding_types = (str, int, int, int, int, str, str, str)
+        rows: list[tuple[Any, ...]] = []
+        for row in findings:
+            if not (isinstance(row, list) and len(row) == len(finding_types)):
+                return None
+            if not all(_is(value, kind) for value, kind in zip(row, finding_types)):
+                return None
+            rows.append(tuple(row))
+        error_rows: list[tuple[Any, ...]] = []
+        for row in errors:
+            if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str) and isinstance(row[2], str)):
+                return None
+            if row[1] is not None and not _is(row[1], int):
+                return None
+            error_rows.append(tuple(row))
+        return rows, error_rows
+
+    def store_project(self, key: str, findings: Sequence[Sequence[Any]], errors: Sequence[Sequence[Any]]) -> None:
+        if not self.here.exists():
+            self._set_up()
+        folder = self.here / "projects"
+        document = {"key": key, "findings": [list(f) for f in findings], "errors": [list(e) for e in errors]}
+        if _write_json(folder / f"{key}.json", document):
+            _prune(folder, KEEP_PROJECTS - 1, keep=f"{key}.json")
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write the screen verdicts if any changed; set up the folder on first use."""
+        if not self._screen_dirty:
+            return
+        self._screen_dirty = False
+        if not self.here.exists():
+            self._set_up()
+        _write_json(self.here / "screen.json", {"settings": self.settings, "entries": self._screen})
+
+    def _set_up(self) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            tag = self.folder / "CACHEDIR.TAG"
+            if not tag.exists():
+                _write_text(tag, _TAG)
+                _write_text(self.folder / ".gitignore", "# created by summaryguard\n*\n")
+        except OSError:
+            return
+        _prune(self.folder, KEEP_SETTINGS - 1, keep=self.settings, folders=True)
+
+
+def _is(value: object, kind: type) -> bool:
+    return isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+
+
+def _read_json(path: Path) -> object:
+    try:
+        with open(path, "rb") as handle:
+            return json.loads(handle.read())
+    except (OSError, ValueError, RecursionError):  # missing, unreadable or corrupt: a miss
+        return None
+
+
+def _write_json(path: Path, document: object) -> bool:
+    return _write_text(path, json.dumps(document, separators=(",", ":")))
+
+
+def _write_text(path: Path, text: str) -> bool:
+    """Write atomically (temporary file, then rename); False if it could not be done."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", errors="surrogatepass") as out:
+            out.write(text)
+        os.replace(temporary, path)
+        return True
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:  # pragma: no cover
+            pass
+        return False
+
+
+def _prune(folder: Path, limit: int, keep: str, folders: bool = False) -> None:
+    """Remove the oldest entries of ``folder`` beyond ``limit`` (never ``keep``)."""
+    import shutil
+
+    try:
+        entries = [
+            e for e in os.scandir(folder)
+            if e.name != keep and not e.name.startswith(".") and e.is_dir() == folders and e.name != "CACHEDIR.TAG"
+        ]
+        entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
+        for entry in entries[limit:]:
+            if folders:
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+    except OSError:
+        pass
