@@ -123,9 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs",
         type=_positive_int,
         metavar="N",
-        help="worker processes (default: all cores; files currently run in one process)",
+        help="worker processes for screening files (default: all cores; one process when at most one file needs parsing)",
     )
-    check.add_argument("--no-cache", action="store_true", help="do not read or write cached results")
+    check.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="do not read or write cached results (.summaryguard_cache/ at the configuration's folder, or $SUMMARYGUARD_CACHE_DIR)",
+    )
     check.add_argument(
         "--baseline",
         metavar="FILE",

@@ -21,15 +21,15 @@ from typing import TextIO
 
 from .baseline import compare, entries_for, load_baseline, write_baseline
 from .catalog import rule_info
+from .batch import check_files
+from .cache import ResultCache, cache_folder, settings_key
 from .config import Config, check_codes, load_config
-from .deepstack import call_with_deep_stack
 from .discovery import discover
 from .exitcodes import ExitCode
 from .formats import DEFAULT_FORMAT, write_report
 from .fingerprint import fingerprints, project_path
-from .report import BaselineStats, ErrorLike, FindingLike, ReadError, Report
+from .report import BaselineStats, ErrorLike, FindingLike, Report
 from .selection import SelectorError, expand, resolve, unknown_selectors
-from .sources import read_source
 
 __all__ = ["CheckOptions", "UsageError", "run_check"]
 
@@ -50,9 +50,9 @@ class CheckOptions:
     ignore: tuple[str, ...] = ()
     config: str | None = None
     fmt: str = DEFAULT_FORMAT
-    #: Worker processes; accepted and validated now, used once files run in parallel.
+    #: Worker processes for screening files (default: all cores; see :mod:`.batch`).
     jobs: int | None = None
-    #: ``--no-cache`` gives False; results are not cached yet, so nothing depends on it.
+    #: ``--no-cache`` gives False: results are neither read from nor written to the cache.
     cache: bool = True
     #: ``--baseline FILE``: findings recorded there are not reported.
     baseline: str | None = None
@@ -95,16 +95,10 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
 
     found = discover(options.paths, root=config.root, exclude=config.exclude_spec)
     errors: list[ErrorLike] = list(found.errors)
-    sources: list[tuple[str, str]] = []
-    for path in found.files:
-        text = read_source(path)
-        if isinstance(text, ReadError):
-            errors.append(text)
-        else:
-            sources.append((path, text))
-
-    raw_findings, file_errors = call_with_deep_stack(lambda: analyzer.analyze(sources))
-    errors.extend(file_errors)
+    cache = _open_cache(config, rules, vocabulary) if options.cache else None
+    batch = check_files(found.files, analyzer, cache, options.jobs or os.cpu_count() or 1)
+    sources, raw_findings = batch.sources, batch.findings
+    errors.extend(batch.errors)
     texts = dict(sources)
     failed = {error.path for error in errors}
     findings = _keep_reported(raw_findings, texts, config, known, codes, failed)
@@ -139,6 +133,17 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
     if report.errors:
         return ExitCode.ERROR
     return ExitCode.FINDINGS if report.findings else ExitCode.OK
+
+
+def _open_cache(config: Config, rules: Sequence[type], vocabulary: object) -> ResultCache:
+    """The cache folder for this configuration and these settings (see :mod:`.cache`)."""
+    key = settings_key(
+        rules=rules,
+        vocabulary_fingerprint=vocabulary.fingerprint(),  # type: ignore[attr-defined]
+        config_text=config.source_text,
+        config_path=str(config.path or ""),
+    )
+    return ResultCache(cache_folder(config.root), key)
 
 
 def _selected_codes(config: Config, options: CheckOptions, known: Collection[str]) -> frozenset[str]:
