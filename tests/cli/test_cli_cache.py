@@ -1,0 +1,302 @@
+"""The result cache and parallel screening of ``summaryguard check`` (rules/cache.py, rules/batch.py).
+
+Behaviour only, no timings (speed is measured by tests/benchmarks/bench_check_corpus.py).
+A cache hit is proven by what the run reports: an entry rewritten on disk is
+what a hit prints, and what a miss never prints.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from summaryguard.rules import cache as cache_module
+from summaryguard.rules.batch import check_files
+from summaryguard.rules.cache import CACHE_DIR_ENV, CACHE_FOLDER, ResultCache, settings_key
+from summaryguard.rules.cli import main
+from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules
+
+FIXTURES = Path(__file__).parents[1] / "rules" / "fixtures"
+
+AGENT = """\
+def next_turn(checkpoint, search_tool):
+    ctx = checkpoint.resume_context()
+    handle = ctx.get("handle") or search_tool("latest")
+    return handle
+"""
+PLAIN = "def add(a, b):\n    return a + b\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
+    monkeypatch.chdir(root)
+    monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
+    return root
+
+
+def copy_multimodule(root: Path) -> Path:
+    target = root / "app"
+    shutil.copytree(FIXTURES / "multimodule", target)
+    return target
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    status = main(["check", "--format", "json", *argv])
+    report = json.loads(capsys.readouterr().out)
+    report["stats"].pop("seconds")
+    return status, report
+
+
+def project_entries(root: Path) -> list[Path]:
+    return sorted((root / CACHE_FOLDER).glob("*/projects/*.json"))
+
+
+def poison(root: Path, message: str) -> None:
+    """Rewrite every cached analysis so that each finding carries ``message``."""
+    entries = project_entries(root)
+    assert entries
+    for entry in entries:
+        document = json.loads(entry.read_text())
+        for row in document["findings"]:
+            row[7] = message
+        entry.write_text(json.dumps(document))
+
+
+def messages(report: dict) -> set[str]:  # type: ignore[type-arg]
+    return {f["message"] for f in report["findings"]}
+
+
+# -- hits, misses, invalidation -----------------------------------------------------------
+
+
+def test_a_second_run_is_served_from_the_cache(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "agent.py").write_text(AGENT)
+    first = run(capsys)
+    assert first[0] == 1
+    assert (project / CACHE_FOLDER / "CACHEDIR.TAG").is_file()
+    assert (project / CACHE_FOLDER / ".gitignore").read_text().strip().endswith("*")
+    assert run(capsys) == first
+    poison(project, "from the cache")
+    assert messages(run(capsys)[1]) == {"from the cache"}
+
+
+def test_no_cache_neither_reads_nor_writes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "agent.py").write_text(AGENT)
+    first = run(capsys, "--no-cache")
+    assert not (project / CACHE_FOLDER).exists()
+    run(capsys)
+    poison(project, "from the cache")
+    assert run(capsys, "--no-cache") == first
+
+
+def test_a_changed_file_is_analyzed_again(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    agent = project / "agent.py"
+    agent.write_text(AGENT)
+    run(capsys)
+    poison(project, "stale")
+    agent.write_text(AGENT.replace('"latest"', '"newest"'))
+    status, report = run(capsys)
+    assert status == 1 and "stale" not in messages(report)
+    agent.write_text(PLAIN)
+    assert run(capsys)[0] == 0
+
+
+def test_a_changed_configuration_is_never_served_stale(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "agent.py").write_text(AGENT)
+    run(capsys)
+    poison(project, "stale")
+    (project / "pyproject.toml").write_text('[tool.summaryguard]\nvalidators = ["myapp.verify"]\n')
+    assert "stale" not in messages(run(capsys)[1])
+    (project / "pyproject.toml").write_text('[tool.summaryguard]\nselect = ["SG201"]\n')
+    status, report = run(capsys)
+    assert [f["code"] for f in report["findings"]] == ["SG201"]
+
+
+def test_a_changed_rule_selection_is_never_served_stale(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "agent.py").write_text(AGENT)
+    everything = run(capsys)
+    assert {f["code"] for f in everything[1]["findings"]} == {"SG101", "SG102", "SG103", "SG201"}
+    assert [f["code"] for f in run(capsys, "--select", "SG201")[1]["findings"]] == ["SG201"]
+    assert [f["code"] for f in run(capsys, "--ignore", "SG2")[1]["findings"]] == ["SG101", "SG102", "SG103"]
+    assert run(capsys) == everything
+
+
+def test_the_settings_key_covers_version_rules_vocabulary_and_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = all_rules()
+    base = dict(rules=rules, vocabulary_fingerprint="v", config_text="", config_path="")
+    key = settings_key(**base)
+    assert settings_key(**base) == key
+    assert settings_key(**{**base, "rules": rules[1:]}) != key
+    assert settings_key(**{**base, "vocabulary_fingerprint": "w"}) != key
+    assert settings_key(**{**base, "config_text": "[tool.summaryguard]\nselect=['SG1']"}) != key
+    assert settings_key(**{**base, "config_path": "/elsewhere/pyproject.toml"}) != key
+
+    class Revised(rules[0]):  # type: ignore[misc, valid-type]
+        VERSION = "2"
+
+    assert settings_key(**{**base, "rules": [Revised, *rules[1:]]}) != key
+    monkeypatch.setattr(cache_module, "_version", lambda distribution: "999.0")
+    assert settings_key(**base) != key
+
+
+def test_a_changed_validator_invalidates_the_findings_of_its_callers(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = copy_multimodule(project)
+    before = run(capsys, "app")
+    protected = [f for f in before[1]["findings"] if f["path"] == "app/loop.py" and f["line"] == 9]
+    assert protected == []  # verify() in recovery.py dominates the resume in loop.py
+    recovery = app / "recovery.py"
+    recovery.write_text(recovery.read_text().replace("    if summary.partial:\n        raise", "    if summary.partial:\n        print"))
+    after = run(capsys, "app")
+    assert after == run(capsys, "--no-cache", "app")
+    assert ("app/loop.py", 9, "SG102") in {(f["path"], f["line"], f["code"]) for f in after[1]["findings"]}
+
+
+def test_a_file_outside_the_analysis_changes_nothing_else(project: Path) -> None:
+    app = copy_multimodule(project)
+    (app / "plain.py").write_text(PLAIN)
+    analyzer = Analyzer(Vocabulary.build(), all_rules())
+    files = [str(p) for p in sorted(app.glob("*.py"))]
+    store = ResultCache(project / CACHE_FOLDER, "settings")
+    cold = check_files(files, analyzer, store, jobs=1)
+    assert cold.analyzed == 2 and not cold.cached_analysis
+    (app / "plain.py").write_text(PLAIN + "\n\ndef sub(a, b):\n    return a - b\n")
+    warm = check_files(files, analyzer, ResultCache(project / CACHE_FOLDER, "settings"), jobs=1)
+    assert warm.cached_analysis and warm.analyzed == 0 and warm.screened == 0
+    assert warm.findings == cold.findings and warm.errors == cold.errors
+
+
+# -- corrupt or unusable caches -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        b"\x00\xff not json",
+        b"",
+        b"[]",
+        b'{"settings": "x", "entries": []}',
+        b'{"key": "k", "findings": "nope", "errors": []}',
+        json.dumps({"key": None, "findings": [[1, 2]], "errors": [["a", "b", "c"]]}).encode(),
+    ],
+)
+def test_a_corrupt_entry_is_a_miss(project: Path, capsys: pytest.CaptureFixture[str], garbage: bytes) -> None:
+    (project / "agent.py").write_text(AGENT)
+    (project / "syntax.py").write_text("def broken(:\n")
+    first = run(capsys)
+    entries = [*project_entries(project), *(project / CACHE_FOLDER).glob("*/screen.json")]
+    assert len(entries) == 2
+    for entry in entries:
+        entry.write_bytes(garbage)
+    assert run(capsys) == first
+    assert run(capsys) == first
+
+
+def test_malformed_rows_are_misses(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "agent.py").write_text(AGENT)
+    (project / "syntax.py").write_text("def broken(:\n")
+    first = run(capsys)
+    (entry,) = project_entries(project)
+    (screen,) = (project / CACHE_FOLDER).glob("*/screen.json")
+    good_entry, good_screen = json.loads(entry.read_text()), json.loads(screen.read_text())
+    for bad_finding in ([], ["agent.py", "2", 1, 2, 3, "SG101", "n", "m"], ["agent.py", True, 1, 2, 3, "SG101", "n", "m"]):
+        entry.write_text(json.dumps({**good_entry, "findings": [bad_finding]}))
+        assert run(capsys) == first
+    for bad_error in (["p"], ["p", "1", "m"]):
+        entry.write_text(json.dumps({**good_entry, "findings": [], "errors": [bad_error]}))
+        assert run(capsys) == first
+    for bad_verdict in ("x", [True], ["yes", []], [True, "no"], [True, [["1", "m"]]], [True, [[1]]], [False, [[True, "m"]]]):
+        entries = {digest: bad_verdict for digest in good_screen["entries"]}
+        screen.write_text(json.dumps({**good_screen, "entries": entries}))
+        assert run(capsys) == first
+
+
+def test_an_unwritable_cache_never_fails_a_check(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "agent.py").write_text(AGENT)
+    blocker = project / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv(CACHE_DIR_ENV, str(blocker / "cache"))
+    first = run(capsys)
+    assert first[0] == 1
+    assert run(capsys) == first
+    assert blocker.is_file()
+
+
+def test_the_cache_folder_can_be_chosen(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "agent.py").write_text(AGENT)
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "elsewhere"))
+    run(capsys)
+    assert not (project / CACHE_FOLDER).exists()
+    assert list((tmp_path / "elsewhere").glob("*/projects/*.json"))
+
+
+def test_old_entries_are_pruned(project: Path) -> None:
+    store = ResultCache(project / CACHE_FOLDER, "s")
+    for number in range(cache_module.KEEP_PROJECTS + 5):
+        store.store_project(f"k{number}", [], [])
+    assert len(list((project / CACHE_FOLDER / "s" / "projects").glob("*.json"))) == cache_module.KEEP_PROJECTS
+    for number in range(cache_module.KEEP_SETTINGS + 3):
+        other = ResultCache(project / CACHE_FOLDER, f"settings{number}")
+        other.store_screen("d", (False, ()))
+        other.flush()
+    folders = [p for p in (project / CACHE_FOLDER).iterdir() if p.is_dir()]
+    assert len(folders) == cache_module.KEEP_SETTINGS
+
+
+# -- parallel screening -------------------------------------------------------------------
+
+
+def test_jobs_1_and_jobs_2_give_identical_output(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    copy_multimodule(project)
+    for number in range(6):
+        (project / f"agent{number}.py").write_text(AGENT)
+    (project / "plain.py").write_text(PLAIN)
+    (project / "syntax.py").write_text("def resume_from_summary(checkpoint:\n")
+    serial = run(capsys, "--no-cache", "--jobs", "1")
+    parallel = run(capsys, "--no-cache", "--jobs", "2")
+    assert serial == parallel
+    assert serial[1]["findings"] and serial[1]["errors"]
+    text_serial = main(["check", "--no-cache", "--jobs", "1"]), capsys.readouterr().out
+    text_parallel = main(["check", "--no-cache", "--jobs", "2"]), capsys.readouterr().out
+    assert text_serial[0] == text_parallel[0]
+    assert text_serial[1].splitlines()[:-1] == text_parallel[1].splitlines()[:-1]
+
+
+def test_the_pool_screens_files_and_agrees_with_the_serial_run(project: Path) -> None:
+    app = copy_multimodule(project)
+    (app / "syntax.py").write_text("def resume_from_summary(checkpoint:\n")
+    files = [str(p) for p in sorted(app.glob("*.py"))]
+    analyzer = Analyzer(Vocabulary.build(), all_rules())
+    serial = check_files(files, analyzer, None, jobs=1)
+    parallel = check_files(files, analyzer, None, jobs=2)
+    assert serial.workers == 0 and parallel.workers == 2
+    assert parallel.screened == serial.screened == 3
+    assert (parallel.findings, parallel.errors, parallel.sources) == (serial.findings, serial.errors, serial.sources)
+
+
+def test_no_pool_for_a_single_file_to_parse(project: Path) -> None:
+    (project / "agent.py").write_text(AGENT)
+    (project / "plain.py").write_text(PLAIN)  # dismissed by the text scan: never parsed
+    analyzer = Analyzer(Vocabulary.build(), all_rules())
+    batch = check_files([str(project / "agent.py"), str(project / "plain.py")], analyzer, None, jobs=8)
+    assert batch.screened == 1 and batch.workers == 0
+    assert {f.code for f in batch.findings} == {"SG101", "SG102", "SG103", "SG201"}
+
+
+def test_unreadable_and_undecodable_files_are_errors(project: Path) -> None:
+    (project / "latin.py").write_bytes(b"x = '\xff'\n")
+    analyzer = Analyzer(Vocabulary.build(), all_rules())
+    batch = check_files([str(project / "latin.py"), str(project / "missing.py"), str(project)], analyzer, None, jobs=2)
+    assert [e.path for e in batch.errors] == [str(project / "latin.py"), str(project / "missing.py"), str(project)]
+    assert batch.sources == []
