@@ -1,4 +1,4 @@
-"""Benchmark ``summaryguard check`` on real code nobody here wrote, against a bare libcst parse.
+"""Benchmark ``summaryguard check`` on real code nobody here wrote, against Fixit 2 and a bare libcst parse.
 
 Why: the analyzer must stay cheap on real trees (most files are dismissed by
 the text pre-filter and never parsed), and it must never crash on real code.
@@ -14,19 +14,29 @@ The corpus (built once, then reused from the cache folder):
 
 Then, in one run:
 
-1. ``summaryguard check --no-cache --format json CORPUS`` in a subprocess,
-   timed by wall clock (interpreter start-up included, as a user sees it);
-2. ``libcst.parse_module`` of every corpus file, in this process;
+1. cold: ``summaryguard check --format json CORPUS`` in a subprocess with an
+   empty result cache (``$SUMMARYGUARD_CACHE_DIR`` set to a fresh temporary
+   folder), timed by wall clock (interpreter start-up included, as a user
+   sees it);
+2. warm: the same command again, nothing changed (served from the cache);
+3. Fixit 2 (``fixit --rules <module> lint CORPUS``) with ONE trivial rule of
+   our own (flags ``global`` statements), written to a temporary folder. Fixit
+   is a benchmark-only tool, installed on demand (``pip install 'fixit>=2,<3'``)
+   and never a dependency of summaryguard; without it this step is skipped
+   and says so;
+4. ``libcst.parse_module`` of every corpus file, in this process (one core);
 
-and it prints files, lines, both times and their ratio, and lists every
-finding and error the check reported. It exits 1 if the check crashed
-(an exit status other than 0/1/2, an internal error or a traceback).
+and it prints files, lines, the times and the ratios against the goals
+(cold at least 5x faster than Fixit and faster than the bare parse; warm at
+least 20x faster than cold), and lists every finding and error the check
+reported. It exits 1 if the check crashed (an exit status other than 0/1/2,
+an internal error or a traceback) or if the warm run disagreed with the cold one.
 
 Run it from the repository root, in the project's environment::
 
     python tests/benchmarks/bench_check_corpus.py
     python tests/benchmarks/bench_check_corpus.py --cache /tmp/sg-bench --jobs 2
-    python tests/benchmarks/bench_check_corpus.py --skip-parse   # only the check
+    python tests/benchmarks/bench_check_corpus.py --skip-parse --skip-fixit   # only the check
 
 The cache defaults to ``~/.cache/summaryguard-bench`` (or
 ``$SUMMARYGUARD_BENCH_CACHE``); delete it to fetch the newest releases.
@@ -44,6 +54,7 @@ import subprocess
 import sys
 import sysconfig
 import tarfile
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -153,13 +164,46 @@ def summaryguard_command() -> list[str]:
     return [sys.executable, "-c", "import sys; from summaryguard.rules.cli import main; sys.exit(main())"]
 
 
-def run_check(corpus: Path, jobs: int | None) -> tuple[float, subprocess.CompletedProcess[str]]:
-    command = [*summaryguard_command(), "check", "--no-cache", "--format", "json", str(corpus)]
+def run_check(corpus: Path, jobs: int | None, cache_dir: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+    command = [*summaryguard_command(), "check", "--format", "json", str(corpus)]
     if jobs is not None:
         command += ["--jobs", str(jobs)]
+    environment = {**os.environ, "SUMMARYGUARD_CACHE_DIR": str(cache_dir)}
     started = time.perf_counter()
-    completed = subprocess.run(command, capture_output=True, text=True)
+    completed = subprocess.run(command, capture_output=True, text=True, env=environment)
     return time.perf_counter() - started, completed
+
+
+#: The one trivial Fixit rule of the comparison (Fixit needs at least one rule to do its work).
+FIXIT_RULE = """\
+import libcst as cst
+from fixit import LintRule
+
+
+class NoGlobalStatement(LintRule):
+    \"\"\"Flags ``global`` statements (a trivial rule, for the benchmark only).\"\"\"
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.report(node, "global statement")
+"""
+
+
+def run_fixit(corpus: Path) -> tuple[float, subprocess.CompletedProcess[str]] | None:
+    """``fixit lint`` with only :data:`FIXIT_RULE`; None when Fixit 2 is not installed."""
+    fixit = shutil.which("fixit")
+    if fixit is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="sg-bench-fixit-") as folder:
+        Path(folder, "sg_bench_fixit_rule.py").write_text(FIXIT_RULE, encoding="utf-8")
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [folder, os.environ.get("PYTHONPATH")]))}
+        started = time.perf_counter()
+        completed = subprocess.run(
+            [fixit, "--rules", "sg_bench_fixit_rule", "lint", str(corpus)],
+            capture_output=True,
+            text=True,
+            env=environment,
+        )
+        return time.perf_counter() - started, completed
 
 
 def parse_all(files: list[Path]) -> tuple[float, int]:
@@ -180,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=default_cache(), help="cache folder (outside the repository)")
     parser.add_argument("--jobs", type=int, default=None, help="passed to summaryguard check --jobs")
     parser.add_argument("--skip-parse", action="store_true", help="do not time the bare libcst parse")
+    parser.add_argument("--skip-fixit", action="store_true", help="do not time Fixit")
     args = parser.parse_args(argv)
 
     corpus = build_corpus(args.cache)
@@ -189,22 +234,39 @@ def main(argv: list[str] | None = None) -> int:
     print(f"files:  {len(files)}")
     print(f"lines:  {lines}")
 
-    check_seconds, completed = run_check(corpus, args.jobs)
-    crashed = (
-        completed.returncode not in (0, 1, 2)
-        or "internal error" in completed.stderr
-        or "Traceback" in completed.stderr
+    with tempfile.TemporaryDirectory(prefix="sg-bench-cache-") as cache_dir:
+        cold_seconds, completed = run_check(corpus, args.jobs, Path(cache_dir))
+        warm_seconds, warm = run_check(corpus, args.jobs, Path(cache_dir))
+    crashed = any(
+        run.returncode not in (0, 1, 2) or "internal error" in run.stderr or "Traceback" in run.stderr
+        for run in (completed, warm)
     )
-    print(f"summaryguard check --no-cache: {check_seconds:.2f} s (exit {completed.returncode})")
+    print(f"summaryguard check, cold (empty cache): {cold_seconds:.2f} s (exit {completed.returncode})")
+    print(f"summaryguard check, warm (nothing changed): {warm_seconds:.2f} s (exit {warm.returncode})")
     report: dict[str, object] = {}
     try:
         report = json.loads(completed.stdout)
+        warm_report = json.loads(warm.stdout)
     except json.JSONDecodeError:
         crashed = True
+    else:
+        if (report.get("findings"), report.get("errors")) != (warm_report.get("findings"), warm_report.get("errors")):
+            print("THE WARM RUN DISAGREES WITH THE COLD RUN", file=sys.stderr)
+            crashed = True
+    print(f"ratio cold / warm: {cold_seconds / warm_seconds:.1f}x (goal: at least 20x)")
+    if not args.skip_fixit:
+        fixit = run_fixit(corpus)
+        if fixit is None:
+            print("fixit: not installed, skipped (pip install 'fixit>=2,<3' to compare)")
+        else:
+            fixit_seconds, fixit_run = fixit
+            summary = (fixit_run.stderr.strip().splitlines() or [""])[-1]
+            print(f"fixit lint, one trivial rule: {fixit_seconds:.2f} s (exit {fixit_run.returncode}; {summary})")
+            print(f"ratio fixit / cold: {fixit_seconds / cold_seconds:.2f}x (goal: at least 5x)")
     if not args.skip_parse:
         parse_seconds, failures = parse_all(files)
-        print(f"libcst.parse_module, every file: {parse_seconds:.2f} s ({failures} files did not parse)")
-        print(f"ratio check / parse: {check_seconds / parse_seconds:.3f}")
+        print(f"libcst.parse_module, every file, one core: {parse_seconds:.2f} s ({failures} files did not parse)")
+        print(f"ratio parse / cold: {parse_seconds / cold_seconds:.2f}x (goal: above 1)")
 
     findings = report.get("findings", [])
     errors = report.get("errors", [])
