@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .compaction import compaction_facts
 from .conditions import DEPS, GENERATION, PARTIAL
 from .names import dotted
 from .project import ModuleInfo, Project
@@ -104,7 +105,17 @@ def build_models(project: Project, results: dict) -> dict[str, FileModel]:
         model = models.get(first.path)
         if model is not None:
             model.add(Fact(first.code, first.node, _soft_message(first, softs)))
+    _compaction(project, results, models)
     return models
+
+
+def _compaction(project: Project, results: dict, models: dict[str, FileModel]) -> None:
+    """SG301-SG304: see :mod:`.compaction`."""
+    summaries = {fn: results[fn].summary if fn in results else project.unknown for fn in project.functions}
+    for fact in compaction_facts(project, summaries):
+        model = models.get(fact.path)
+        if model is not None:
+            model.add(Fact(fact.code, fact.node, fact.message))
 
 
 def _resume_facts(model: FileModel, result: FunctionResult, delegated: bool) -> None:

@@ -36,6 +36,8 @@ _TEXT = {
     "C": ("checkpoint", "Checkpoint", "ckpt"),
     "L": ("from_dict", "from_json", "model_validate", "load(", "loads("),
     "T": ("tool", "Tool"),
+    # compaction (SG301-SG304): the conversation or model a summary is made from
+    "K": ("messages", "turns", "transcript", "conversation", "history", "llm", "invoke(", "completions", "compact"),
 }
 #: The same groups spelled as code words (no punctuation).
 _WORDS = {
@@ -50,6 +52,7 @@ _WORDS = {
     "G": ("generation", "partial", "verbatim", "complete"),
     "M": ("summar", "Summar", "verbatim_refs", "drop_manifest"),
     "T": ("tool", "Tool"),
+    "K": ("messages", "turns", "transcript", "conversation", "history", "llm", "invoke", "completions", "compact"),
 }
 #: "tool" must be a word segment: ``search_tool``, ``tools``, not ``setuptools``.
 _TOOL = re.compile(r"(?<![a-z])tools?(?![a-z])|Tool\b")
@@ -99,6 +102,8 @@ class _Groups:
             return True
         if checkpoint and "G" in self.literals and self.has("G", text):
             return True
+        if summary and self.has("K", text) or checkpoint and ("compact" in text or "Compact" in text):
+            return True  # compaction, or a checkpoint next to it (SG301-SG304)
         return (resume or summary or checkpoint) and self.has("T", text)
 
 
@@ -114,6 +119,13 @@ class Prefilter:
         self._interrupt_words = {w for w in pauses if w and len(w) >= 4}
         self._text = _Groups(_TEXT, resume_words, tool_words, self._interrupt_words)
         self._words = _Groups(_WORDS, resume_words, tool_words, self._interrupt_words)
+        for category, group in (("compaction-calls", "K"), ("checkpoint-writes", "C")):
+            # Only names that are not reached through an import (``*.persist_state``,
+            # ``write_ckpt``): a framework's qualified names bring their module's words.
+            words = {_word(p) for p in vocabulary.entries.get(category, ()) if p.startswith("*.") or "." not in p}
+            extra_words = tuple(sorted(w for w in words if w and len(w) >= 4))
+            for groups in (self._text, self._words):
+                groups.literals[group] = groups.literals[group] + extra_words
         extra = [p for p in extra_patterns if p]
         #: Plugin rules' own patterns: a file they match is always kept.
         self.extra = re.compile("|".join(f"(?:{p})" for p in extra)) if extra else None

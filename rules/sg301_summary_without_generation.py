@@ -1,0 +1,89 @@
+"""SG301 summary-without-generation."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from summaryguard.rules.engine.base import Invalid, LintRule, Valid
+
+
+class SummaryWithoutGeneration(LintRule):
+    """## What it does
+    Flags compaction code that builds a summary record (a dict literal,
+    ``dict(...)``, a dataclass or other class instantiation, a JSON record)
+    holding the text a summarizer returned (an LLM call asked to summarize,
+    langmem's ``summarize_messages``, a configured compaction call, or your
+    own function that returns such text) without a generation stamp.
+
+    ## Why is this bad?
+    A checkpoint can only prove which summary it holds if the summary carries
+    a generation (parent + 1). Without it, a summary written by a compaction
+    that overlapped a checkpoint, or one left over from an older lineage, is
+    indistinguishable from the current one: recovery cannot fail closed, it
+    silently resumes from whatever it finds.
+
+    ## Example
+    ```python
+    def compact_history(llm, messages):
+        text = llm.invoke(["Summarize the conversation so far:", *messages]).content
+        return {"summary": text, "dropped": [m.id for m in messages]}
+    ```
+
+    ## Use instead
+    ```python
+    def compact_history(llm, messages, parent):
+        text = llm.invoke(["Summarize the conversation so far:", *messages]).content
+        return {
+            "summary": text,
+            "generation": parent["generation"] + 1,
+            "dropped": [m.id for m in messages],
+        }
+    ```
+    or let ``summaryguard.guard.Compactor`` stamp it.
+
+    ## Known problems
+    A stamp is recognized by a key, keyword or field named like a generation
+    (``generation``, ``gen``, ``lineage``, ``summary_version``), set in the
+    record, afterwards on the same name, or by a class of the same module that
+    sets it itself; a stamp added by another function (``return
+    stamp(record)``) is not seen. A record with a ``**`` splat is not judged.
+    Chat messages holding a summary (``SystemMessage(content=...)``, a dict
+    with a ``role``) are not summary records.
+    """
+
+    code = "SG301"
+    name = "summary-without-generation"
+
+    VALID = [
+        Valid(
+            """
+            def compact_history(llm, messages, parent):
+                text = llm.invoke(["Summarize the conversation so far:", *messages]).content
+                return {"summary": text, "generation": parent["generation"] + 1, "dropped": [m.id for m in messages]}
+            """
+        ),
+        Valid(
+            """
+            from summaryguard.guard import Compactor
+
+            def compact(compactor: Compactor, turns):
+                summary = compactor.compact(turns)
+                return {"summary": summary.content, "generation": summary.generation}
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            def compact_history(llm, messages):
+                text = llm.invoke(["Summarize the conversation so far:", *messages]).content
+                return {"summary": text, "dropped": [m.id for m in messages]}  # expect: SG301
+            """
+        ),
+    ]
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        self.report_model(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.report_model(node)

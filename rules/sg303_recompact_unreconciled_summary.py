@@ -1,0 +1,83 @@
+"""SG303 recompact-unreconciled-summary."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from summaryguard.rules.engine.base import Invalid, LintRule, Valid
+
+
+class RecompactUnreconciledSummary(LintRule):
+    """## What it does
+    Flags a compaction call (an LLM call asked to summarize, langmem's
+    ``summarize_messages(..., running_summary=...)``, a configured
+    compaction call, or your own summarizer) whose input contains an earlier
+    summary (``state["summary"]``, ``checkpoint.summary``, a
+    ``previous_summary`` parameter, a prompt built from one) when no check
+    that this summary is generation-consistent dominates the call.
+
+    ## Why is this bad?
+    Compaction is not idempotent: re-summarizing a summary compounds what the
+    first pass lost. If the earlier summary is not the one the checkpoint
+    recorded (a stale generation, a half-written one rehydrated after a
+    crash), the new summary inherits and hides the damage, with a fresh
+    generation that makes it look sound.
+
+    ## Example
+    ```python
+    def compact(llm, state):
+        prompt = f"Extend this summary: {state['summary']}\\n\\nNew messages: {state['messages']}"
+        return llm.invoke(prompt).content
+    ```
+
+    ## Use instead
+    ```python
+    from summaryguard.guard import SummaryReconciliationError
+
+    def compact(llm, state, checkpoint):
+        if state["summary_generation"] != checkpoint.summary_generation:
+            raise SummaryReconciliationError(
+                state["summary_generation"], checkpoint.turn, "", "stale summary"
+            )
+        prompt = f"Extend this summary: {state['summary']}\\n\\nNew messages: {state['messages']}"
+        return llm.invoke(prompt).content
+    ```
+    or ``check_resume(checkpoint, deps)`` / ``compactor.adopt(checkpoint)``
+    first; ``summaryguard.guard.Compactor.compact`` refuses an unvouched
+    summary by itself. When the summary comes in as a parameter, the check
+    may also sit before every call of the function.
+
+    ## Known problems
+    An earlier summary is recognized by names (an attribute, key or parameter
+    called like a summary, not like its prompt or model), followed through
+    assignments in the same function; one level of callers is searched for a
+    check when it arrives as a parameter.
+    """
+
+    code = "SG303"
+    name = "recompact-unreconciled-summary"
+
+    VALID = [
+        Valid(
+            """
+            from summaryguard.guard import check_resume
+
+            def compact(llm, state, checkpoint, deps):
+                check_resume(checkpoint, deps)
+                prompt = f"Extend this summary: {state['summary']}\\n\\nNew messages: {state['messages']}"
+                return llm.invoke(prompt).content
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            def compact(llm, state):
+                prompt = f"Extend this summary: {state['summary']}\\n\\nNew messages: {state['messages']}"
+                return llm.invoke(prompt).content  # expect: SG303
+            """
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.report_model(node)
