@@ -9,7 +9,9 @@ project and not what it merely carries around:
 * virtual environments (any folder holding ``pyvenv.cfg``), ``.git``, ``.hg``,
   ``.svn`` and ``__pycache__``;
 * the configured ``exclude`` globs (relative to the configuration's folder);
-* anything not named ``*.py`` or ``*.pyi``.
+* anything not named ``*.py`` or ``*.pyi``;
+* named pipes, sockets and devices named like Python files are reported, not
+  read (opening a FIFO blocks until a writer appears).
 
 A path named on the command line is always used: a file is checked whatever
 its name or ignore status, a folder is walked even if it is ignored. Folder
@@ -144,6 +146,11 @@ class _Walker:
             return
         elif is_link and _points_to_folder(entry):
             return
+        elif _is_special(entry):
+            self.result.errors.append(
+                ReadError(os.path.join(parent_display, name), None, "cannot read file: " + _NOT_REGULAR)
+            )
+            return
         absolute = os.path.abspath(entry.path)
         if _ignored_by(chain, absolute, is_dir=is_folder) or self._excluded(absolute, is_folder):
             return
@@ -161,6 +168,19 @@ class _Walker:
         else:
             relative = os.path.basename(absolute)
         return bool(is_ignored(self.exclude, _to_posix(relative), is_dir))
+
+
+_NOT_REGULAR = "not a regular file (a named pipe, socket or device; reading it could block forever)"
+
+
+def _is_special(entry: os.DirEntry[str]) -> bool:
+    """A named pipe, socket or device (or a link to one): opening a FIFO to read
+    blocks until some writer appears. Broken links are not special: reading
+    them reports the missing target."""
+    try:
+        return not entry.is_file(follow_symlinks=True) and os.path.exists(entry.path)
+    except OSError:  # pragma: no cover - a race with deletion
+        return False
 
 
 def _points_to_folder(entry: os.DirEntry[str]) -> bool:
