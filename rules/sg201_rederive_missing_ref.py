@@ -41,9 +41,15 @@ class RederiveMissingRef(LintRule):
     ## Known problems
     A callee is a tool when it is decorated as one (``langchain_core.tools.tool``,
     ``agents.function_tool``, ``tool_guard``), configured in ``tool-calls``,
-    calls a tool itself, or is named like one (``*_tool``, ``tools.x``) with
-    nothing saying otherwise. Resumed state is followed through assignments
-    within one function.
+    known to a framework plugin, or calls such a tool itself. A name
+    (``search_tool``, ``tools.x``) is only a second vote: it counts where the
+    state is resumed by data flow (``resume_context()``, a load of a checkpoint
+    that carries a summary, a summary object whose ``.verbatim_refs`` or
+    ``.generation`` is read), never next to state that is resumed only by its
+    name (``resume_state``), and never for helpers about tools
+    (``log_tool_action_error``, ``get_tool``, ``tool_call``). Resumed state is
+    followed through assignments within one function; configure ``tool-calls``
+    for tools the analyzer cannot see.
     """
 
     code = "SG201"
@@ -57,6 +63,23 @@ class RederiveMissingRef(LintRule):
                 return timeout
             """
         ),
+        Valid(
+            # two names (state called "resume...", a helper called "search_tool") are not evidence
+            """
+            def next_turn(resume_state, search_tool):
+                return resume_state.get("handle") or search_tool("latest")
+            """
+        ),
+        Valid(
+            # "tool" as one word among others: a logging helper, not a tool
+            """
+            def close(restored, logger):
+                try:
+                    return restored["stream"].close()
+                except KeyError as exc:
+                    log_tool_action_error(logger, "no stream to close", exc)
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -68,6 +91,19 @@ class RederiveMissingRef(LintRule):
             """,
             # the unchecked resume is its own defect
             expected=[(2, "SG101"), (2, "SG102"), (2, "SG103"), (3, "SG201")],
+        ),
+        Invalid(
+            """
+            from agents import function_tool
+
+            @function_tool
+            def open_sandbox(name: str) -> str:
+                return f"sandbox-{name}"
+
+            def next_turn(restored_summary):
+                # a real tool: state resumed by its name alone is enough next to it
+                return restored_summary.get("sandbox") or open_sandbox("main")  # expect: SG201
+            """
         ),
     ]
 

@@ -27,9 +27,6 @@ from .syntax import calls_in, expressions_of, identifiers, is_none, iter_exprs, 
 __all__ = ["Evidence"]
 
 _TB_HEADS = frozenset({"tf", "tensorflow", "keras", "tb", "tensorboard", "torch"})
-_CONTAINER_METHODS = frozenset(
-    {"get", "items", "keys", "values", "append", "pop", "setdefault", "copy", "update", "register", "add", "remove"}
-)
 _CONTEXT_WORDS = ("context", "ctx", "state", "session", "memory", "checkpoint", "ckpt", "summar", "snapshot")
 _LANGGRAPH = ("langgraph", "langmem")
 #: Methods that run a LangChain tool object.
@@ -113,9 +110,15 @@ class Evidence(Context):
         self._resolved: dict[cst.Call, FunctionInfo | None] = {}
         self._profiles: dict[cst.CSTNode, _Profile] = {}
         self._collect()
+        #: Summary objects by usage (``.verbatim_refs`` / ``.generation`` read, a summary type):
+        #: resumed state on their own. ``summary_like`` adds names and word-level flow.
+        self.summary_objects: set[str] = set()
         self.summary_like = self._summary_like()
         self.checkpoint_like = {n for n in self._names() if lexicon.is_checkpoint_name(n)}
         self.restored: set[str] = set()
+        #: Values that came back from a resume for certain (data flow from a resume
+        #: call, a load of a checkpoint carrying a summary, a summary object), never
+        #: a name alone: the containers SG201 may trust on their own.
         self.resumed: set[str] = set()
         if fn.takes_state and fn.module.summarizes and fn.params:
             # A graph node's input is the graph state: on a resume it is what the
@@ -164,15 +167,16 @@ class Evidence(Context):
                 continue
             guarantees = reads & lexicon.GUARANTEE_ATTRS
             named = lexicon.is_summary_name(name) or lexicon.is_checkpoint_name(name)
+            annotation = self.fn.annotations.get(name)
             if (
                 reads & lexicon.STRONG_SUMMARY_ATTRS
                 or len(guarantees) >= 2
                 or (guarantees and named)
-                or lexicon.is_summary_name(name)
+                or (annotation and self._is_summary_type(annotation))
             ):
+                self.summary_objects.add(name)
                 found.add(name)
-            annotation = self.fn.annotations.get(name)
-            if annotation and self._is_summary_type(annotation):
+            elif lexicon.is_summary_name(name):
                 found.add(name)
         return found
 
@@ -224,11 +228,32 @@ class Evidence(Context):
             lexicon.is_checkpoint_name(w) for w in profile.words
         )
 
-    def resumed_state(self, expr: cst.CSTNode) -> bool:
-        """Is ``expr`` (a container or a looked-up value) state that came back from a resume?"""
+    def resumed_state(self, expr: cst.CSTNode, *, strong: bool = False) -> bool:
+        """Is ``expr`` (a container or a looked-up value) state that came back from a resume?
+
+        ``strong``: only by data flow (:attr:`resumed`, :attr:`summary_objects`);
+        otherwise a name (``summary``, ``resume_state``) or a load of any state
+        is one vote too."""
         names = self._profile(expr).names
-        return bool(names & self.resumed or names & self.restored or names & self.summary_like) or any(
+        if names & self.resumed or names & self.summary_objects:
+            return True
+        if strong:
+            return False
+        return bool(names & self.restored or names & self.summary_like) or any(
             lexicon.is_resumed_state_name(n) for n in names
+        )
+
+    def _rehydrates(self, value: cst.BaseExpression) -> bool:
+        """A load of a checkpoint that carries a summary: summary words in the load
+        (``Context.from_dict(ckpt["summary"])``), our own checkpoint loads, or a
+        framework checkpoint load where framework summarization reaches the module."""
+        if not isinstance(value, cst.Call) or not self._is_restore(value):
+            return False
+        if self.summary_involved(value):
+            return True
+        qualified = self.qualified(value)
+        return self.vocab.matches("checkpoint-loads", qualified) and (
+            qualified.startswith("summaryguard.") or self.project.summarization_reaches(self.fn.module)
         )
 
     def _is_restore(self, value: cst.BaseExpression) -> bool:
@@ -243,14 +268,14 @@ class Evidence(Context):
         return any(w in words for w in _CONTEXT_WORDS) or self.summary_involved(value)
 
     def _is_resumed_value(self, value: cst.BaseExpression) -> bool:
+        """Does ``value`` come from a resume (by data flow, not by name)?"""
         for node in self._profile(value).calls:
-            if True:
-                callee = self.resolve(node)
-                if callee is not None and self.summary_of(callee).returns_resumed:
-                    return True
-                if self.resume_requirement(node) is not None:
-                    return True
-        return self._is_restore(value) or self.resumed_state(value)
+            callee = self.resolve(node)
+            if callee is not None and self.summary_of(callee).returns_resumed:
+                return True
+            if self.resume_requirement(node) is not None:
+                return True
+        return self._rehydrates(value) or self.resumed_state(value, strong=True)
 
     # -- calls ---------------------------------------------------------------------------
 
@@ -374,27 +399,45 @@ class Evidence(Context):
         return self._through_import(call) and self.vocab.matches("interrupt-calls", self.qualified(call))
 
     def is_tool_call(self, call: cst.Call) -> bool:
-        """A call that obtains a fact from the outside world (a tool)."""
+        """A call that obtains a fact from the outside world: a :meth:`known_tool`, or
+        one :meth:`named_like_tool` (that vote alone is weak: SG201 takes it only
+        where the state is resumed for certain)."""
+        return self.known_tool(call) or self.named_like_tool(call)
+
+    def known_tool(self, call: cst.Call) -> bool:
+        """A tool by evidence other than its name: a tool decorator, the vocabulary
+        (configured or from a plugin), a LangChain tool object, or a project
+        function that calls such a tool."""
         if self._runs_tool_object(call):
             return True
         callee = self.resolve(call)
-        name = dotted(call.func) or ""
-        last = last_segment(name)
         if callee is not None:
             summary = self.summary_of(callee)
             if callee.is_tool or summary.calls_tool:
                 return True
-            if summary is self.project.unknown:
-                return lexicon.is_tool_name(callee.name) or self._calls_tool_directly(callee)
-            if summary.pure or callee.is_guarded or summary.resumes or summary.establishes or summary.predicate:
+            return summary is self.project.unknown and self._calls_tool_directly(callee)
+        return self.vocab.matches("tool-calls", self.qualified(call))
+
+    def named_like_tool(self, call: cst.Call) -> bool:
+        """``search_tool(q)``, ``tools.search(q)``, with nothing saying otherwise: not a
+        helper about tools (``get_tool``, ``log_tool_action_error``), not a project
+        function known to be an accessor, a validator, a predicate or a resume."""
+        callee = self.resolve(call)
+        if callee is not None:
+            summary = self.summary_of(callee)
+            if summary is not self.project.unknown and (
+                summary.pure or callee.is_guarded or summary.resumes or summary.establishes or summary.predicate
+            ):
                 return False
             return lexicon.is_tool_name(callee.name)
-        if self.vocab.matches("tool-calls", self.qualified(call)):
-            return True
-        if not last or last[0].isupper() or last in _CONTAINER_METHODS:
+        name = dotted(call.func) or ""
+        last = last_segment(name)
+        if not last or last[0].isupper():
             return False
         segments = [s for s in name.split(".") if s not in ("()", "[]")]
-        return any(lexicon.is_tool_name(s) for s in segments[-2:])
+        if lexicon.is_tool_name(segments[-1]):
+            return True
+        return len(segments) >= 2 and lexicon.is_tool_method(segments[-2], segments[-1])
 
     def _runs_tool_object(self, call: cst.Call) -> bool:
         """``create_vm.invoke({})`` where ``create_vm`` is a LangChain tool: a function
@@ -455,7 +498,7 @@ class Evidence(Context):
         callee = self.resolve(call)
         if callee is not None:
             return callee.is_tool or self.summary_of(callee).calls_tool
-        return self.is_tool_call(call)
+        return self._runs_tool_object(call) or self.vocab.matches("tool-calls", self.qualified(call))
 
     # -- conditions.Context --------------------------------------------------------------
 

@@ -122,7 +122,7 @@ class FlowAnalysis:
             returns_resumed=any(
                 ret.value is not None and ev._is_resumed_value(ret.value) for _, ret in out.returns
             ),
-            calls_tool=any(ev.is_tool_call(c) for c in calls),
+            calls_tool=any(ev.known_tool(c) for c in calls),
             pure=not calls,
         )
 

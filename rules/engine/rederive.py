@@ -7,15 +7,18 @@ forms), ``state.get(k) or ...``, ``state.get(k, <default>)``,
 ``except KeyError`` around ``state[k]``. A tool call on that side obtains the
 fact again: a new fact with new provenance passed off as the old one.
 
-Both halves need evidence: the container must be resumed state (data flow
-from a resume, a checkpoint load or a summary; or a resumed-state name), and
-the callee must be a tool (decorator, vocabulary, a project function that
-calls tools, or a tool name nothing contradicts).
+Both halves need evidence, and two names never make a finding: a callee known
+to be a tool (decorator, vocabulary, a project function that calls one) is
+taken where the container is resumed state by data flow (a resume, a load of
+a checkpoint carrying a summary, a summary object) or by name
+(``resume_state``); a callee only named like a tool (``search_tool``,
+``tools.x``) only where the container is resumed state by data flow.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -29,10 +32,31 @@ _LOOKUP_ERRORS = frozenset({"KeyError", "LookupError", "IndexError", "AttributeE
 _DEFAULTING = frozenset({"get", "setdefault", "pop"})
 
 
+@dataclass(frozen=True)
+class _Pass:
+    """One search: containers resumed by data flow (``strong``) with any tool, or
+    containers resumed by any vote with known tools only."""
+
+    evidence: Evidence
+    strong: bool
+
+    def state(self, expr: cst.CSTNode) -> bool:
+        return self.evidence.resumed_state(expr, strong=self.strong)
+
+    def tool(self, call: cst.Call) -> bool:
+        return self.evidence.is_tool_call(call) if self.strong else self.evidence.known_tool(call)
+
+
 def rederivations(ev: Evidence) -> list[tuple[cst.Call, str]]:
     """Tool calls that re-derive a missing reference, with a description of why."""
     found: dict[cst.Call, str] = {}
-    body = ev.fn.body
+    for strong in (True, False):
+        _search(_Pass(ev, strong), found)
+    return list(found.items())
+
+
+def _search(ev: _Pass, found: dict[cst.Call, str]) -> None:
+    body = ev.evidence.fn.body
     for stmt in walk_statements(body):
         if isinstance(stmt, cst.If):
             side = _missing_side(stmt.test, ev)
@@ -47,10 +71,9 @@ def rederivations(ev: Evidence) -> list[tuple[cst.Call, str]]:
             _try_rederivation(stmt, ev, found)
         for expr in expressions_of(stmt):
             _expression_rederivations(expr, ev, found)
-    return list(found.items())
 
 
-def _missing_side(test: cst.BaseExpression, ev: Evidence) -> bool | None:
+def _missing_side(test: cst.BaseExpression, ev: _Pass) -> bool | None:
     """True: the reference is missing when ``test`` is true; False: when false.
 
     Iterative over ``not`` prefixes and the left spine of ``and``/``or`` chains
@@ -74,7 +97,7 @@ def _missing_side(test: cst.BaseExpression, ev: Evidence) -> bool | None:
         test, negated = pending.pop()
 
 
-def _missing_side_leaf(test: cst.BaseExpression, ev: Evidence, negated: bool) -> bool | None:
+def _missing_side_leaf(test: cst.BaseExpression, ev: _Pass, negated: bool) -> bool | None:
     """The answer for one operand that is not ``not`` or ``and``/``or`` (None: no answer)."""
     if isinstance(test, cst.BooleanOperation) or (
         isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
@@ -89,10 +112,10 @@ def _missing_side_leaf(test: cst.BaseExpression, ev: Evidence, negated: bool) ->
     return side if side is None or not negated else not side
 
 
-def _comparison_side(test: cst.Comparison, ev: Evidence) -> bool | None:
+def _comparison_side(test: cst.Comparison, ev: _Pass) -> bool | None:
     op = test.comparisons[0].operator
     right = test.comparisons[0].comparator
-    if isinstance(op, (cst.In, cst.NotIn)) and ev.resumed_state(right):
+    if isinstance(op, (cst.In, cst.NotIn)) and ev.state(right):
         return isinstance(op, cst.NotIn)
     if isinstance(op, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
         for side, other in ((test.left, right), (right, test.left)):
@@ -101,7 +124,7 @@ def _comparison_side(test: cst.Comparison, ev: Evidence) -> bool | None:
     return None
 
 
-def _is_lookup(expr: cst.BaseExpression, ev: Evidence) -> bool:
+def _is_lookup(expr: cst.BaseExpression, ev: _Pass) -> bool:
     """A value looked up in resumed state, or a name bound to one.
 
     Names are followed through plain aliases (``a = b``) as a graph search with
@@ -114,8 +137,8 @@ def _is_lookup(expr: cst.BaseExpression, ev: Evidence) -> bool:
     stack = [expr.value]
     while stack:
         name = stack.pop()
-        values = ev.assigned.get(name, ())
-        if values and name in ev.resumed:
+        values = ev.evidence.assigned.get(name, ())
+        if values and name in ev.evidence.resumed:
             return True
         for value in values:
             if isinstance(value, cst.Name):
@@ -127,22 +150,22 @@ def _is_lookup(expr: cst.BaseExpression, ev: Evidence) -> bool:
     return False
 
 
-def _is_direct_lookup(expr: cst.BaseExpression, ev: Evidence) -> bool:
+def _is_direct_lookup(expr: cst.BaseExpression, ev: _Pass) -> bool:
     """``state[k]``, ``state.attr``, ``state.get(k)``, ``getattr(state, k)`` on resumed state."""
     if isinstance(expr, cst.Subscript):
-        return ev.resumed_state(expr.value)
+        return ev.state(expr.value)
     if isinstance(expr, cst.Attribute):
-        return ev.resumed_state(expr.value)
+        return ev.state(expr.value)
     if isinstance(expr, cst.Call):
         func = expr.func
         if isinstance(func, cst.Attribute) and func.attr.value in _DEFAULTING:
-            return ev.resumed_state(func.value)
+            return ev.state(func.value)
         if isinstance(func, cst.Name) and func.value == "getattr" and expr.args:
-            return ev.resumed_state(expr.args[0].value)
+            return ev.state(expr.args[0].value)
     return False
 
 
-def _expression_rederivations(expr: cst.CSTNode, ev: Evidence, found: dict[cst.Call, str]) -> None:
+def _expression_rederivations(expr: cst.CSTNode, ev: _Pass, found: dict[cst.Call, str]) -> None:
     for node in iter_exprs(expr):
         if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
             if _is_lookup(node.left, ev):
@@ -163,18 +186,18 @@ def _expression_rederivations(expr: cst.CSTNode, ev: Evidence, found: dict[cst.C
                                      "the reference is present)")
 
 
-def _default_argument(call: cst.Call, ev: Evidence) -> cst.BaseExpression | None:
+def _default_argument(call: cst.Call, ev: _Pass) -> cst.BaseExpression | None:
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in _DEFAULTING and len(call.args) >= 2:
-        if ev.resumed_state(func.value):
+        if ev.state(func.value):
             return call.args[1].value
     if isinstance(func, cst.Name) and func.value == "getattr" and len(call.args) >= 3:
-        if ev.resumed_state(call.args[0].value):
+        if ev.state(call.args[0].value):
             return call.args[2].value
     return None
 
 
-def _try_rederivation(stmt: cst.Try | cst.TryStar, ev: Evidence, found: dict[cst.Call, str]) -> None:
+def _try_rederivation(stmt: cst.Try | cst.TryStar, ev: _Pass, found: dict[cst.Call, str]) -> None:
     looks_up = any(
         isinstance(n, (cst.Subscript, cst.Attribute)) and _is_lookup(n, ev)
         for s in statements(stmt.body)
@@ -197,13 +220,13 @@ def _caught_names(expr: cst.BaseExpression | None) -> set[str]:
     return {last_segment(dotted(e)) for e in elements}
 
 
-def _tool_calls(node: cst.CSTNode, ev: Evidence) -> Iterator[cst.Call]:
+def _tool_calls(node: cst.CSTNode, ev: _Pass) -> Iterator[cst.Call]:
     for call in calls_in(node):
-        if ev.is_tool_call(call):
+        if ev.tool(call):
             yield call
 
 
-def _tool_calls_in_block(block: Sequence[Stmt], ev: Evidence) -> Iterator[cst.Call]:
+def _tool_calls_in_block(block: Sequence[Stmt], ev: _Pass) -> Iterator[cst.Call]:
     for stmt in walk_statements(block):
         for expr in expressions_of(stmt):
             yield from _tool_calls(expr, ev)
