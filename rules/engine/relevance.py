@@ -2,7 +2,8 @@
 
 The engine parses every file that passed the text pre-filter with CPython's
 parser first (about a tenth of libcst's cost). One iterative walk of that tree
-gives the file's depth (too-deep files are refused), its code words (for the
+gives the file's depth (too-deep files are refused; an ``elif`` chain counts
+as flat, since the engine walks it iteratively), its code words (for the
 code-word gate) and, per function, the words it uses and the names it calls.
 
 A function is analyzed only when its own words show evidence (a resume,
@@ -87,10 +88,20 @@ def scan(tree: ast.Module, module_name: str) -> FileScan:
         elif isinstance(node, ast.ClassDef):
             child_prefix = f"{prefix}.{node.name}"
             children = ast.iter_child_nodes(node)
+        elif _is_elif(node):
+            # an ``elif`` is the ``orelse`` of the ``if`` before it, but a chain of
+            # them is flat code (and the engine walks it iteratively): same depth
+            elif_node = node.orelse[0]  # type: ignore[attr-defined]
+            stack.append((elif_node, depth, owner, prefix))
+            children = [c for c in ast.iter_child_nodes(node) if c is not elif_node]
         else:
             children = ast.iter_child_nodes(node)
         stack.extend((child, depth + 1, child_owner, child_prefix) for child in children)
     return FileScan(deepest, "\n".join(words), functions)
+
+
+def _is_elif(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)
 
 
 def relevant_functions(scans: Iterable[FileScan], matters: object) -> set[str]:

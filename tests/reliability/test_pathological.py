@@ -79,7 +79,8 @@ def test_very_deep_nesting_is_refused_with_the_limit(project: Path, capsys: pyte
         # deep for libcst (nested binary nodes), flat for CPython's ast
         "    ok = " + " or ".join(["flag"] * 1500) + "\n",
         "    text = (\n" + "".join(f'        "piece {i} "\n' for i in range(1500)) + "    )\n",
-        "    if flag:\n        pass\n" + "".join(f"    elif flag == {i}:\n        pass\n" for i in range(150)),
+        # nested in both trees, but flat code: the depth scan counts an elif chain as one level
+        "    if flag:\n        pass\n" + "".join(f"    elif flag == {i}:\n        pass\n" for i in range(1000)),
     ],
     ids=["or-chain", "implicit-concatenation", "elif-chain"],
 )
