@@ -31,9 +31,9 @@ def next_turn(checkpoint, search_tool):
 SECOND_REDERIVE = """\
 
 
-def other_turn(checkpoint, lookup_tool):
+def other_turn(checkpoint, fetch_tool):
     ctx = checkpoint.resume_context()  # noqa: SG101, SG102, SG103
-    token = ctx.get("token") or lookup_tool("token")
+    token = ctx.get("token") or fetch_tool("token")
     return token
 """
 
