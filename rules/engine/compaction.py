@@ -1027,7 +1027,7 @@ def _concurrent_writes(analysis: _Analysis, module: ModuleInfo) -> list[Compacti
             if not analysis.checkpoint_write(call, view):
                 continue
             for owner, dispatch, label, locks, closure in dispatched:
-                scope = _class_of(owner)
+                scope = None if isinstance(dispatch, cst.ClassDef) else _class_of(owner)
                 if fn in closure or held & locks or (scope is not None and _class_of(fn) != scope):
                     continue
                 if owner is fn:
@@ -1078,7 +1078,7 @@ def _confined(calls: _Calls, dispatch: cst.CSTNode) -> bool:
     if start is None:
         return False
     first, loops = start
-    return dispatch in calls.awaited or any(i > first for i, lp in calls.syncs)
+    return dispatch in calls.awaited or any(i >= first for i, lp in calls.syncs)
 
 
 def _overlaps(calls: _Calls, dispatch: cst.CSTNode, index: int, loops: tuple[int, ...]) -> bool:
@@ -1093,4 +1093,4 @@ def _overlaps(calls: _Calls, dispatch: cst.CSTNode, index: int, loops: tuple[int
     if index > first:
         return not any(first < i <= index for i, _ in calls.syncs)
     shared = set(loops) & set(start_loops)
-    return bool(shared) and not any(i > first and set(lp) & shared for i, lp in calls.syncs)
+    return bool(shared) and not any(i >= first and set(lp) & shared for i, lp in calls.syncs)
