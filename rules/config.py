@@ -48,6 +48,8 @@ KEYS: dict[str, str] = {
     "tool-calls": "a list of qualified names or name patterns",
     "resume-calls": "a list of qualified names or name patterns",
     "validators": "a list of qualified names or name patterns",
+    "compaction-calls": "a list of qualified names or name patterns",
+    "checkpoint-writes": "a list of qualified names or name patterns",
 }
 
 # A dotted name whose parts may contain ``*`` wildcards: ``myapp.tools.*``, ``*.invoke``.
@@ -92,6 +94,8 @@ class Config:
     tool_calls: tuple[str, ...] = ()
     resume_calls: tuple[str, ...] = ()
     validators: tuple[str, ...] = ()
+    compaction_calls: tuple[str, ...] = ()
+    checkpoint_writes: tuple[str, ...] = ()
     source_text: str = field(default="", repr=False)
 
     @property
@@ -244,7 +248,7 @@ def _build(table: Mapping[str, Any], path: Path, text: str) -> Config:
         per_file.append(PerFileIgnore(pattern, spec, tuple(normalize(c) for c in codes)))
 
     names: dict[str, tuple[str, ...]] = {}
-    for key in ("tool-calls", "resume-calls", "validators"):
+    for key in ("tool-calls", "resume-calls", "validators", "compaction-calls", "checkpoint-writes"):
         values = string_list(key)
         for value in values:
             if not _is_name_pattern(value):
@@ -266,6 +270,8 @@ def _build(table: Mapping[str, Any], path: Path, text: str) -> Config:
         tool_calls=names["tool-calls"],
         resume_calls=names["resume-calls"],
         validators=names["validators"],
+        compaction_calls=names["compaction-calls"],
+        checkpoint_writes=names["checkpoint-writes"],
         source_text=text,
     )
 

@@ -87,6 +87,8 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
         tool_calls=config.tool_calls,
         resume_calls=config.resume_calls,
         validators=config.validators,
+        compaction_calls=config.compaction_calls,
+        checkpoint_writes=config.checkpoint_writes,
         use_plugins=True,
     )
     for problem in getattr(vocabulary, "problems", ()):

@@ -137,6 +137,8 @@ class Vocabulary:
         tool_calls: Iterable[str] = (),
         resume_calls: Iterable[str] = (),
         validators: Iterable[str] = (),
+        compaction_calls: Iterable[str] = (),
+        checkpoint_writes: Iterable[str] = (),
         use_plugins: bool = True,
     ) -> Vocabulary:
         """Defaults, then plugin contributions, then the user's configured names."""
@@ -154,6 +156,8 @@ class Vocabulary:
         merged["tool-calls"].extend(tool_calls)
         merged["resume-calls"].extend(resume_calls)
         merged["validators"].extend(validators)
+        merged["compaction-calls"].extend(compaction_calls)
+        merged["checkpoint-writes"].extend(checkpoint_writes)
         return cls({c: tuple(sorted(set(v))) for c, v in merged.items()}, tuple(problems))
 
     def matches(self, category: str, qualified_name: str | None) -> bool:
