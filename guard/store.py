@@ -68,8 +68,15 @@ class CheckpointStore:
 
         The capture and the write happen under the shared lock, so the summary
         is the complete one of generation G, or of G-1 when a compaction is
-        still running: never a partial.
+        still running: never a partial. The compactor must hold the same lock
+        (``Compactor(summarize, lock=store.lock)``); a compactor with a lock
+        of its own is refused, since nothing would then order the two.
         """
+        if getattr(compactor, "lock", None) is not self.lock:
+            raise ValueError(
+                "this compactor does not share the store's lock, so a checkpoint could race a compaction: "
+                "build it as Compactor(summarize, lock=store.lock)"
+            )
         with self.lock:
             summary = compactor.head
             cp = Checkpoint(

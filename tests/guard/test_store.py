@@ -396,3 +396,11 @@ def test_a_custom_lock_is_used(tmp_path: Path) -> None:
         assert not done.wait(0.05)
     t.join(10)
     assert done.is_set()
+
+
+def test_checkpoint_refuses_a_compactor_with_a_lock_of_its_own(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path)
+    loner = Compactor(lambda previous, turns: "text")  # its own, process-local lock
+    with pytest.raises(ValueError, match="lock=store.lock"):
+        store.checkpoint(loner, 1)
+    assert store.turns() == []
