@@ -16,7 +16,7 @@ import textwrap
 import pytest
 
 from summaryguard.rules.deepstack import call_with_deep_stack
-from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules
+from summaryguard.rules.engine import Analyzer, FileError, Vocabulary, all_rules
 
 HEADER = textwrap.dedent(
     """
@@ -180,3 +180,32 @@ def test_missing_side_through_not_and_boolean_operators(analyzer: Analyzer, test
         """,
     )
     assert [code for _, code in codes] == expected
+
+
+def test_too_deep_for_cpythons_own_parser(analyzer: Analyzer) -> None:
+    """100,000 unary minus signs: CPython's parser itself gives up (RecursionError)."""
+    findings, errors = analyzer.analyze([("minus.py", "summary = checkpoint.resume(" + "-" * 100_000 + "a)\n")])
+    assert findings == []
+    assert [(e.path, e.message) for e in errors] == [
+        ("minus.py", "too deeply nested to analyze (Python's recursion limit was reached)")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("failure", "message"),
+    [
+        (RecursionError(), "too deeply nested to analyze (Python's recursion limit was reached)"),
+        (OverflowError("stack"), "could not parse: OverflowError: stack"),
+    ],
+)
+def test_libcst_failing_where_cpython_parsed_is_a_file_error(
+    monkeypatch: pytest.MonkeyPatch, analyzer: Analyzer, failure: BaseException, message: str
+) -> None:
+    import libcst
+
+    def parse_module(text: str) -> None:
+        raise failure
+
+    monkeypatch.setattr(libcst, "parse_module", parse_module)
+    source = "def recover(checkpoint):\n    summary = checkpoint.summary\n    return checkpoint.resume_context()\n"
+    assert analyzer.analyze([("x.py", source)]) == ([], [FileError("x.py", None, message)])
