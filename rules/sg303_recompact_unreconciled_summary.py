@@ -68,6 +68,20 @@ class RecompactUnreconciledSummary(LintRule):
                 return llm.invoke(prompt).content
             """
         ),
+        Valid(
+            """
+            from langchain_core.messages import HumanMessage
+            from langchain_core.prompts import ChatPromptTemplate
+
+            def wrap(summary):
+                # wrapping a summary in a message compacts nothing
+                return [HumanMessage(content=f"Here is a summary of the conversation so far: {summary}")]
+
+            def render(final_prompt: ChatPromptTemplate, state):
+                # rendering a template around the summary runs no model
+                return final_prompt.invoke({"summary": state["summary"], "messages": state["messages"]})
+            """
+        ),
     ]
     INVALID = [
         Invalid(

@@ -60,8 +60,11 @@ _STORE = frozenset({f"{_GUARD}.CheckpointStore", f"{_GUARD}.store.CheckpointStor
 _GUARD_SUMMARY = frozenset({f"{_GUARD}.Summary", f"{_GUARD}.model.Summary"})
 _GUARD_SUMMARY_FIELDS = ("generation", "content", "verbatim_refs", "drop_manifest", "parent_generation")
 
-#: A string that asks for a summary.
+#: A string that asks for a summary (prose: ``"summary_text"`` or ``"index_summary"`` is a key, not a request).
 _INSTRUCTION = re.compile(r"summar|condens|compress|compact", re.IGNORECASE)
+_TOKEN = re.compile(r"[\w.\-/]*")
+#: A prompt template or rendered prompt: its ``invoke``/``format`` fills a template and runs no model.
+_PROMPT_TYPE = re.compile(r"(Prompt|Template|PromptValue)$")
 #: A name for a prompt constant (``SUMMARY_PROMPT``).
 _PROMPT_NAME = re.compile(r"prompt|instruction|template|system", re.IGNORECASE)
 _CONVERSATION = re.compile(r"messages|msgs|(^|_)turns?($|_)|history|transcript|conversation|dialog", re.IGNORECASE)
@@ -321,6 +324,8 @@ class _Analysis:
         imports = view.fn.module.imports
         qualified = imports.qualify(func) or ""
         if self.vocab.matches("compaction-calls", qualified):
+            if _is_class_name(last):
+                return False  # ``SummarizationNode(model=...)`` builds a summarizer; running it compacts
             if last not in _GENERIC_COMPACTION:
                 return True
             return view.compaction_named or any(
@@ -329,7 +334,7 @@ class _Analysis:
         callee = self.project.resolve(func, view.fn) if depth < 3 else None
         if callee is not None and self.returns_summary(callee, depth + 1):
             return True
-        if not self._llm_call(func, name, last, qualified):
+        if not self._llm_call(func, name, last, qualified) or self._prompt_receiver(func, view):
             return False
         inputs = [a.value for a in call.args]
         if any(self._instruction(x, view) for x in inputs):
@@ -339,7 +344,9 @@ class _Analysis:
     @staticmethod
     def _llm_call(func: cst.BaseExpression, name: str, last: str, qualified: str) -> bool:
         if any(qualified == m or qualified.startswith(m + ".") for m in _LLM_MODULES):
-            return True
+            # ``HumanMessage(...)``, ``Summary(text=...)``, ``OpenAI()``: building a message, a
+            # response type or a client runs no model.
+            return not _is_class_name(last)
         if isinstance(func, cst.Name):
             return bool(_LLM_CALLABLE.match(func.value))
         if last in _LLM_ANY:
@@ -349,9 +356,20 @@ class _Analysis:
             return any(_LLM_RECEIVER.search(s) for s in receiver)
         return False
 
+    def _prompt_receiver(self, func: cst.BaseExpression, view: _Fn) -> bool:
+        """``summary_prompt.invoke({...})``: the receiver is a prompt template (by its
+        type, or by its name when its type is unknown), so the call only renders text."""
+        if not isinstance(func, cst.Attribute):
+            return False
+        kind = last_segment(self.type_of(func.value, view))
+        if kind:
+            return bool(_PROMPT_TYPE.search(kind))
+        receiver = last_segment(dotted(func.value) or "")
+        return bool(receiver) and bool(_PROMPT_NAME.search(receiver)) and not _LLM_RECEIVER.search(receiver)
+
     def _instruction(self, expr: cst.CSTNode, view: _Fn, depth: int = 0) -> bool:
         """A summarization instruction flows into ``expr`` (a string, a prompt constant)."""
-        if any(_INSTRUCTION.search(s) for s in _strings(expr)):
+        if any(_INSTRUCTION.search(s) and not _TOKEN.fullmatch(s) for s in _strings(expr)):
             return True
         if depth >= 3:
             return False
@@ -888,6 +906,11 @@ class _Analysis:
             if any(_is_checkpoint_word(w) for w in words):
                 return True
         return False
+
+
+def _is_class_name(name: str) -> bool:
+    """``SummarizationNode``, ``HumanMessage``: a class, by the convention every framework follows."""
+    return name[:1].isupper() and not name.isupper()
 
 
 def _is_checkpoint_word(word: str) -> bool:

@@ -302,6 +302,26 @@ def test_runtime_trap_flags_raw_writes() -> None:
     assert [f.code for f in found] == ["SG304"]
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        # the template now asks for a summary: the model folds the index summary again
+        ('"Context: {context_str}\\nRewrite the question: {query_str}"', '"Summarize: {context_str}"', 28),
+        # a model, not a template, in a compaction function: it re-summarizes the running summary
+        ("def render_final(final_prompt: ChatPromptTemplate,", "def summarize_final(final_prompt: Any,", 53),
+    ],
+)
+def test_summary_lookalikes_trap_flags_a_real_recompaction(old: str, new: str, line: int) -> None:
+    text = (FIXTURES / "trap_summary_lookalikes.py").read_text()
+    assert ANALYZER.analyze([("trap.py", text)]) == ([], [])
+    assert old in text
+    mutated = text.replace(old, new)
+    if "summarize_final" in new:
+        mutated = mutated.replace("final_prompt.invoke(", "final_model.invoke(")
+    found, _ = ANALYZER.analyze([("trap.py", mutated)])
+    assert [(f.line, f.code) for f in found] == [(line, "SG303")]
+
+
 def test_messages_report_what_to_do() -> None:
     found, _ = ANALYZER.analyze([("fixture.py", (FIXTURES / "compaction_records.py").read_text())])
     messages = {f.code: f.message for f in found}
