@@ -16,22 +16,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from summaryguard.plugins.hookspecs import VOCABULARY_CATEGORIES
+
 __all__ = ["CATEGORIES", "DEFAULTS", "NameMatcher", "Vocabulary"]
 
-#: The categories of the ``summaryguard_vocabulary`` hook (see its documentation).
-CATEGORIES = (
-    "resume-calls",
-    "resume-inputs",
-    "tool-calls",
-    "tool-decorators",
-    "compaction-calls",
-    "summary-types",
-    "checkpointers",
-    "checkpoint-writes",
-    "checkpoint-loads",
-    "interrupt-calls",
-    "validators",
-)
+#: The categories of the ``summaryguard_vocabulary`` hook: one list, kept with
+#: the hook's documentation.
+CATEGORIES = VOCABULARY_CATEGORIES
 
 _GUARD = "summaryguard.guard"
 
