@@ -40,6 +40,7 @@ from .findings import FileError, Finding, describe, is_too_deep
 from .model import FileModel, build_models
 from .prefilter import Prefilter
 from .names import module_name_for
+from .outline import graph_nodes, outline
 from .project import Project
 from .relevance import FileScan, relevant_functions, scan
 from .solver import solve
@@ -77,22 +78,37 @@ class Analyzer:
         """Analyze ``(display path, text)`` pairs together (summaries cross modules)."""
         errors: list[FileError] = []
         project = Project(self.vocabulary)
-        scans = []
+        # CPython's parse of every file first: which functions can matter is known
+        # before libcst is paid, and libcst parses only their bodies (see .outline).
+        screened: list[tuple[str, str, ast.Module, FileScan]] = []
         for path, text in sources:
             if not self.might_matter(text):
                 continue
-            parsed = self._parse(path, text, errors)
-            if parsed is None:
+            found = self._scan_tree(path, text, errors)
+            if found is not None:
+                screened.append((path, text, *found))
+        scans = [file_scan for *_, file_scan in screened]
+        relevant = relevant_functions(scans, self.prefilter.function_matters)
+        # graph nodes, and what relevant functions call (their evidence reads a callee's body)
+        nodes = graph_nodes(tree for _, _, tree, _ in screened)
+        nodes.update(n for s in scans for q, fw in s.functions.items() if q in relevant for n in fw.calls)
+        parsed_scans = []
+        for path, text, ast_tree, file_scan in screened:
+            outlined = outline(
+                text, ast_tree, file_scan, module_name_for(path)[0], relevant, self.prefilter.any_evidence, nodes
+            )
+            tree = self._parse_cst(path, outlined, errors)
+            if tree is None:
                 continue
-            tree, file_scan = parsed
             try:
                 project.add_module(path, tree, text)
             except RecursionError:
                 errors.append(FileError(path, None, _TOO_DEEP))
                 continue
-            scans.append(file_scan)
+            parsed_scans.append(file_scan)
+        del screened
         project.finish()
-        project.relevant = relevant_functions(scans, self.prefilter.function_matters) | project.framework_relevant()
+        project.relevant = relevant_functions(parsed_scans, self.prefilter.function_matters) | project.framework_relevant()
         failed: dict[str, str] = {}
         results = solve(project, failed)
         for path, message in failed.items():
@@ -119,16 +135,12 @@ class Analyzer:
             return False, errors
         return self._scan(path, text, errors) is not None, errors
 
-    def _parse(self, path: str, text: str, errors: list[FileError]) -> tuple[cst.Module, FileScan] | None:
+    def _parse_cst(self, path: str, text: str, errors: list[FileError]) -> cst.Module | None:
         """Parse with libcst, after CPython's parser (10x cheaper) has vouched for
-        the text: it reports syntax errors precisely and refuses nesting that
-        would crash or stall libcst's native parser; and whose code words (not
-        its docstrings) still show co-occurring evidence."""
-        file_scan = self._scan(path, text, errors)
-        if file_scan is None:
-            return None
+        the text (see :meth:`_scan`): syntax errors and nesting that would crash or
+        stall libcst's native parser are reported from there."""
         try:
-            return cst.parse_module(text), file_scan
+            return cst.parse_module(text)
         except cst.ParserSyntaxError as exc:
             errors.append(FileError(path, exc.editor_line, f"syntax error: {exc.message}"))
         except RecursionError:
@@ -140,6 +152,11 @@ class Analyzer:
 
     def _scan(self, path: str, text: str, errors: list[FileError]) -> FileScan | None:
         """CPython's parse and the code-word gate: the scan, or None (errors added)."""
+        found = self._scan_tree(path, text, errors)
+        return None if found is None else found[1]
+
+    def _scan_tree(self, path: str, text: str, errors: list[FileError]) -> tuple[ast.Module, FileScan] | None:
+        """:meth:`_scan`, with CPython's tree."""
         try:
             with warnings.catch_warnings():  # CPython's SyntaxWarnings are not ours to print
                 warnings.simplefilter("ignore")
@@ -170,7 +187,7 @@ class Analyzer:
                           "or exclude it in [tool.summaryguard] if it is generated")
             )
             return None
-        return file_scan
+        return tree, file_scan
 
     def _run_rules(self, model: FileModel, errors: list[FileError]) -> list[Finding]:
         active = [rule for rule in self.rules if rule.wants(model)]

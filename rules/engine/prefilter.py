@@ -146,5 +146,12 @@ class Prefilter:
             return True  # whether it is LangGraph's interrupt() is decided by qualified name
         return groups.decide(words) or (groups.has("M", words) and groups.has("G", words))
 
+    def any_evidence(self, words: str) -> bool:
+        """Whether code words show any evidence group at all, even alone (see :mod:`.outline`)."""
+        groups = self._words
+        return any(groups.has(group, words) for group in ("E", "R", "S", "C", "K", "G", "T")) or any(
+            w in words for w in self._interrupt_words
+        )
+
     def wanted_by_plugin(self, text: str) -> bool:
         return self.extra is not None and self.extra.search(text) is not None

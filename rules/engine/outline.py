@@ -1,0 +1,147 @@
+"""Outline a module for libcst: blank the bodies of functions that cannot matter.
+
+libcst's parse is the engine's largest cost (about half of a cold run), and
+most lines of a file that passes the code-word gate belong to functions that
+show no evidence at all: a 4,000-line test module with one relevant method.
+Such a function keeps an "unknown" summary (see :mod:`.relevance`), so its
+body is never analyzed; only its ``def`` line (name, parameters, decorators)
+is read, for call resolution. Before libcst parses a file, the body of every
+function that cannot matter is replaced by ``...`` on its first line and
+empty lines for the rest: line and column numbers of everything kept are
+unchanged, so findings point where they would in the full file.
+
+A function's body is kept when any of these holds (decided on CPython's tree):
+
+* the function is relevant (:func:`.relevance.relevant_functions`), or a
+  function nested in it is kept;
+* its own words show any evidence group, even alone (a summary, checkpoint,
+  resume, compaction or reconciliation word: the compaction rules read every
+  function of a module that mentions summaries), or concurrency and graph
+  words (threads, tasks, executors, callbacks, locks, ``add_node``,
+  ``interrupt``) that SG203/SG304 and the LangGraph facts read;
+* it imports something (imports anywhere count for the whole module);
+* its name is passed to some ``add_node(...)`` call of the run (a graph node
+  of a summarizing module becomes relevant after parsing), or a relevant
+  function calls it by that name (the evidence of a call reads one level into
+  an unanalyzed callee's body: does it call a tool, return one).
+
+Text with a carriage return is not outlined (CPython and libcst could count
+its lines differently); nor is a body that shares a line with its ``def``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+
+from .relevance import FileScan
+
+__all__ = ["graph_nodes", "outline"]
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: Words that keep a body for the concurrency and graph facts, whatever else it says.
+_CONCURRENCY = (
+    "Thread", "thread", "create_task", "ensure_future", "TaskGroup", "submit", "xecutor", "allback",
+    "lock", "Lock", "acquire", "flock", "add_node", "interrupt", "Send", "Command",
+)
+
+
+def graph_nodes(trees: Iterable[ast.Module]) -> set[str]:
+    """Names passed to any ``add_node(...)`` call."""
+    names: set[str] = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+                if name == "add_node":
+                    for arg in [*node.args, *(k.value for k in node.keywords)]:
+                        if isinstance(arg, ast.Name):
+                            names.add(arg.id)
+                        elif isinstance(arg, ast.Attribute):
+                            names.add(arg.attr)
+    return names
+
+
+def outline(
+    text: str,
+    tree: ast.Module,
+    file_scan: FileScan,
+    module_name: str,
+    relevant: set[str],
+    evidence: Callable[[str], bool],
+    nodes: set[str],
+) -> str:
+    """``text`` with the bodies of functions that cannot matter blanked (see module doc)."""
+    if "\r" in text:
+        return text
+    lines = text.split("\n")
+    spans: list[tuple[int, int, str]] = []
+
+    def keeps(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> bool:
+        if qualname in relevant or node.name in nodes:
+            return True
+        words = file_scan.functions.get(qualname)
+        if words is None:
+            return True
+        joined = "\n".join(words.words)
+        return evidence(joined) or any(w in joined for w in _CONCURRENCY)
+
+    def visit(body: list[ast.stmt], prefix: str) -> bool:
+        """Collect blankable spans under ``body``; whether anything under it is kept."""
+        kept = False
+        stack: list[ast.AST] = list(body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _DEFS):
+                qualname = f"{prefix}.{node.name}"
+                inner = visit(node.body, f"{qualname}.<locals>")
+                if inner or keeps(node, qualname) or _imports(node):
+                    kept = True
+                    continue
+                span = _span(node, lines)
+                if span is None:
+                    kept = True
+                else:
+                    spans.append(span)
+            elif isinstance(node, ast.ClassDef):
+                kept = visit(node.body, f"{prefix}.{node.name}") or kept
+            elif isinstance(node, ast.stmt):
+                stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+        return kept
+
+    visit(tree.body, module_name)
+    if not spans:
+        return text
+    for start, end, indent in spans:
+        lines[start] = indent + "..."
+        for index in range(start + 1, end + 1):
+            lines[index] = ""
+    return "\n".join(lines)
+
+
+def _imports(node: ast.AST) -> bool:
+    """Whether a function's own body (not nested defs or classes) imports something."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        if isinstance(child, (ast.Import, ast.ImportFrom)):
+            return True
+        if isinstance(child, ast.stmt) and not isinstance(child, (*_DEFS, ast.ClassDef)):
+            stack.extend(c for c in ast.iter_child_nodes(child) if isinstance(c, ast.stmt))
+    return False
+
+
+def _span(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> tuple[int, int, str] | None:
+    """0-based first and last line of the body and its indentation, or None when not blankable."""
+    first, last = node.body[0], node.body[-1]
+    # a decorated statement starts at its first decorator, not at its ``def`` / ``class`` line
+    start = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))]) - 1
+    end = (last.end_lineno or last.lineno) - 1
+    if start <= node.lineno - 1 or end >= len(lines):
+        return None
+    line = lines[start]
+    indent = line[: len(line) - len(line.lstrip(" \t"))]
+    if not indent or len(indent) != first.col_offset:
+        return None
+    return start, end, indent
