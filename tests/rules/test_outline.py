@@ -1,0 +1,100 @@
+"""The outline libcst parses: bodies of functions that cannot matter are blanked, lines kept."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import libcst as cst
+
+from summaryguard.rules.engine.outline import graph_nodes, outline
+from summaryguard.rules.engine.relevance import scan
+
+SOURCE = textwrap.dedent(
+    '''\
+    import functools
+
+
+    def plain(a, b):
+        """Nothing to see."""
+        total = a + b
+        return total
+
+
+    def wrapper(method):
+        @functools.wraps(method)
+        def inner(*args):
+            return method(*args)
+        return inner
+
+
+    class Store:
+        def save(self, checkpoint):
+            self.rows.append(checkpoint)
+
+        def size(self):
+            return len(self.rows)
+
+
+    def lazy():
+        import json
+        return json
+
+
+    def node(state):
+        return state
+
+
+    def helper(x):
+        return x * 2
+
+
+    def one_liner(): return 1
+
+
+    def build(graph):
+        graph.add_node("n", node)
+    '''
+)
+
+
+def _outline(text: str, relevant: set[str] = frozenset(), nodes: set[str] | None = None) -> str:
+    tree = ast.parse(text)
+    names = graph_nodes([tree]) if nodes is None else nodes
+    return outline(text, tree, scan(tree, "m"), "m", set(relevant), lambda w: "checkpoint" in w, names)
+
+
+def test_blanked_bodies_keep_lines_and_parse() -> None:
+    result = _outline(SOURCE)
+    assert result.count("\n") == SOURCE.count("\n")
+    cst.parse_module(result)
+    ast.parse(result)
+    lines = result.split("\n")
+    assert lines[4] == "    ..." and lines[5] == "" and lines[6] == ""  # plain
+    assert "    ..." == lines[10]  # wrapper, from its inner decorator on
+    assert "self.rows.append(checkpoint)" in result  # evidence keeps save
+    assert "return len(self.rows)" not in result
+    assert "import json" in result  # a local import counts module-wide
+    assert "return state" in result  # passed to add_node
+    assert "return x * 2" not in result
+    assert "def one_liner(): return 1" in result  # body on the def line
+
+
+def test_relevant_and_called_functions_are_kept() -> None:
+    result = _outline(SOURCE, relevant={"m.helper"}, nodes={"plain"})
+    assert "return x * 2" in result and "total = a + b" in result
+
+
+def test_carriage_returns_are_not_outlined() -> None:
+    text = SOURCE.replace("\n", "\r\n")
+    assert _outline(text) == text
+
+
+def test_nothing_to_blank() -> None:
+    text = "x = 1\n\ndef f(checkpoint):\n    return checkpoint\n"
+    assert _outline(text) == text
+
+
+def test_graph_nodes_by_name_and_attribute() -> None:
+    tree = ast.parse("g.add_node('a', run)\ng.add_node(node=self.step)\nadd_node(x.y)\nother(z)\n")
+    assert graph_nodes([tree]) == {"run", "step", "y"}
