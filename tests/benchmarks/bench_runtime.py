@@ -174,63 +174,47 @@ def bench_resume(rounds: int, sample: float) -> list[dict[str, Any]]:
 
 
 def profile_resume(rounds: int, sample: float) -> list[tuple[str, float]]:
-    """Time each step of resume_guard's success path on its own, with the real objects.
+    """Time each step of resume_guard's compiled success path on its own.
 
-    The labels name the statements of the wrapper in guard/resume.py (sync
-    ``wrapper``), so the figures point at lines, not at a profiler's guess.
+    The labels name the statements of ``_FAST_TEMPLATE`` in guard/resume.py
+    (the wrapper generated with the guarded function's own parameters), so
+    the figures point at lines, not at a profiler's guess.
     """
-    from summaryguard.guard.check import _adapters
-    from summaryguard.guard.turn import ResumedTurn, _current
+    from summaryguard.guard.check import _inline_types
+    from summaryguard.guard.resume import _PLAIN
+    from summaryguard.guard.turn import _current
 
     refs = {f"ref-{i}": f"value-{i}" for i in range(30)}
     deps = [f"ref-{i}" for i in range(10)]
     cp = SeedCheckpoint(41, SeedSummary(7, refs), 7)
     guarded(cp, deps)
-    adapter = _adapters[type(cp)]
-    facts = adapter.extract(cp)
 
-    def varargs(*args: Any, **kwargs: Any) -> None:
+    def two(checkpoint: Any, next_turn_deps: Any) -> None:
         return None
 
-    closure_like = _closure_pair()
+    def reads() -> bool:
+        s = cp.summary
+        gen = s.generation
+        return gen is not None and gen == cp.summary_generation and not s.partial and bool(s.verbatim_refs)
+
+    def membership() -> bool:
+        for d in deps:
+            if d not in refs:
+                return False
+        return True
+
     steps: list[tuple[str, Callable[[], Any]]] = [
         ("whole guarded call (10 deps)", call(guarded, cp, deps)),
         ("whole inline check (10 deps)", call(resume_from_checkpoint, cp, deps)),
         ("undecorated body", call(undecorated, cp, deps)),
-        ("wrapper(*args, **kwargs) entry, empty body", call(varargs, cp, deps)),
-        ("cp = get_checkpoint(args, kwargs)", lambda: closure_like[0]((cp, deps), {})),
-        ("adapters.get(type(cp))", lambda: _adapters.get(type(cp))),
-        ("deps = get_deps(args, kwargs, cp, adapter)", lambda: closure_like[1]((cp, deps), {}, cp, adapter)),
-        ("facts = adapter.extract(cp)  [attributes]", lambda: adapter.extract(cp)),
-        ("all(map(refs.__contains__, deps))  [10 deps]", lambda: all(map(refs.__contains__, deps))),
-        ("turn = ResumedTurn(cp, adapter, facts)", lambda: ResumedTurn(cp, adapter, facts)),
-        ("current.set(turn) + current.reset(token)", lambda: _current.reset(_current.set(None))),
+        ("wrapper entry with the same signature, empty", call(two, cp, deps)),
+        ("deps.__class__ in plain; cp.__class__ in inline", lambda: deps.__class__ in _PLAIN and cp.__class__ in _inline_types),
+        ("summary attribute reads and comparisons", reads),
+        ("for d in deps: d not in refs  [10 deps]", membership),
+        ("cell [cp, None, None] + ContextVar set/reset", lambda: _current.reset(_current.set([cp, None, None]))),
         ("empty lambda (the harness itself)", lambda: None),
     ]
     return list(compare(dict(steps), rounds=rounds, sample=sample).items())
-
-
-def _closure_pair() -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """Replicas of resume_guard's get_checkpoint / from_param closures (same body)."""
-    missing = object()
-    plain = (list, tuple, set, frozenset)
-
-    def get_checkpoint(args: tuple[Any, ...], kwargs: dict[str, Any], index: int = 0, name: str = "checkpoint") -> Any:
-        if 0 <= index < len(args):
-            return args[index]
-        value = kwargs.get(name, missing)
-        if value is missing:
-            raise TypeError(name)
-        return value
-
-    def from_param(args: tuple[Any, ...], kwargs: dict[str, Any], cp: Any, adapter: Any, index: int = 1) -> Any:
-        if 0 <= index < len(args):
-            deps = args[index]
-        else:
-            deps = kwargs.get("next_turn_deps", missing)
-        return deps if type(deps) in plain else list(deps)
-
-    return get_checkpoint, from_param
 
 
 # -- 2. tool_guard --------------------------------------------------------------------------
