@@ -14,11 +14,11 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar, overload
+from typing import Any, NoReturn, TypeVar, overload
 
 from .check import notify
 from .errors import ReconciliationKind, SummaryReconciliationError
-from .turn import Cell, _current, turn_of
+from .turn import Cell, ResumedTurn, _current, turn_of
 
 __all__ = ["tool_guard", "tool_names"]
 
@@ -93,14 +93,21 @@ def _enforce(cell: Cell, names: frozenset[str]) -> None:
             ref = entry.ref
             if turn.is_accepted(ref):
                 continue
-            error = SummaryReconciliationError(
-                turn.summary_generation,
-                turn.checkpoint_turn,
-                ref,
-                f"tool {tool!r} produced {ref!r}, which the summary dropped; calling it again after a resume "
-                "re-derives a new fact instead of recovering the old one",
-                kind=ReconciliationKind.REDERIVATION,
-                details={"tool": tool, "last_known": entry.last_known},
-            )
-            notify(error, turn.checkpoint)
-            raise error
+            refuse_rederivation(turn, tool, entry, "which the summary dropped; calling it again after a resume")
+
+
+def refuse_rederivation(turn: ResumedTurn, tool: str, entry: Any, where: str) -> NoReturn:
+    """Tell the observers, then raise the ``rederivation`` error for ``entry``.
+
+    ``where`` completes "tool T produced R, ..." with what dropped it.
+    """
+    error = SummaryReconciliationError(
+        turn.summary_generation,
+        turn.checkpoint_turn,
+        entry.ref,
+        f"tool {tool!r} produced {entry.ref!r}, {where} re-derives a new fact instead of recovering the old one",
+        kind=ReconciliationKind.REDERIVATION,
+        details={"tool": tool, "last_known": entry.last_known},
+    )
+    notify(error, turn.checkpoint)
+    raise error

@@ -29,7 +29,7 @@ from typing import Any
 from ..errors import ReconciliationKind, SummaryReconciliationError
 from ..reconcile import AcceptDivergence
 from ..resume import resume_guard
-from ..check import notify
+from ..tools import refuse_rederivation
 from ..turn import ResumedTurn, accept_divergence, current_turn
 from ._state import unstamped_note
 
@@ -79,17 +79,9 @@ class GuardedRun:
                     # Called from a tool inside the run: the run's turn is the current one.
                     accept_divergence([ref], reason=acceptance.reason, accepted_by=acceptance.accepted_by)
                     continue
-                error = SummaryReconciliationError(
-                    turn.summary_generation,
-                    turn.checkpoint_turn,
-                    ref,
-                    f"tool {tool!r} produced {ref!r}, which a summarization during this resumed run dropped; "
-                    "calling it again re-derives a new fact instead of recovering the old one",
-                    kind=ReconciliationKind.REDERIVATION,
-                    details={"tool": tool, "last_known": entry.last_known},
+                refuse_rederivation(
+                    turn, tool, entry, "which a summarization during this resumed run dropped; calling it again"
                 )
-                notify(error, turn.checkpoint)
-                raise error
 
 
 #: The guarded run the current code belongs to (None outside one).
