@@ -19,7 +19,7 @@ import libcst as cst
 
 from . import lexicon
 from .conditions import ALL_KINDS, DEPS, Context, Facts
-from .names import dotted, last_segment
+from .names import dotted, last_segment, shown
 from .project import FunctionInfo, Project
 from .summaries import BOTTOM, Soft, Summary
 from .syntax import calls_in, expressions_of, identifiers, is_none, iter_exprs, walk_statements
@@ -340,7 +340,7 @@ class Evidence(Context):
         qualified = self.imports.qualify_name(name)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         inputs = [a.value for a in call.args] + ([receiver] if receiver is not None else [])
-        label = f"`{name}()`"
+        label = f"`{shown(name)}()`"
         if self.vocab.matches("resume-calls", qualified):
             if self._through_import(call) or any(
                 self.summary_involved(x) or self.checkpoint_involved(x) for x in inputs

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-__all__ = ["ImportTable", "dotted", "last_segment", "module_name_for"]
+__all__ = ["ImportTable", "dotted", "last_segment", "module_name_for", "shown"]
 
 
 def dotted(expr: cst.BaseExpression) -> str | None:
@@ -39,6 +39,11 @@ def dotted(expr: cst.BaseExpression) -> str | None:
             continue
         return None if not parts else ".".join(reversed(parts))
     return ".".join(reversed(parts))
+
+
+def shown(name: str) -> str:
+    """A :func:`dotted` name as a person reads it: ``get().x`` rather than ``get.().x``."""
+    return name.replace(".()", "(...)").replace(".[]", "[...]")
 
 
 def last_segment(name: str | None) -> str:

@@ -50,3 +50,11 @@ def test_tool_names(name: str, expected: bool) -> None:
 )
 def test_tool_methods(receiver: str, method: str, expected: bool) -> None:
     assert is_tool_method(receiver, method) is expected
+
+
+def test_shown_reads_calls_and_subscripts_as_written() -> None:
+    from summaryguard.rules.engine.names import shown
+
+    assert shown("run.graph.().invoke") == "run.graph(...).invoke"
+    assert shown("state.[].get") == "state[...].get"
+    assert shown("agent.resume") == "agent.resume"
