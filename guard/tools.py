@@ -34,7 +34,7 @@ def tool_guard(*, name: str | Iterable[str] | None = None) -> Callable[[F], F]: 
 
 
 def tool_guard(fn: Any = None, /, *, name: str | Iterable[str] | None = None) -> Any:
-    """Wrap a tool function (sync or async) so it cannot re-derive a dropped reference.
+    """Wrap a tool (a sync or async function, or a LangChain tool) so it cannot re-derive a dropped reference.
 
     A drop-manifest entry names the tool that produced it; the entry matches
     this tool when it equals ``name`` (one name or several), or, when no name
@@ -42,6 +42,12 @@ def tool_guard(fn: Any = None, /, *, name: str | Iterable[str] | None = None) ->
     """
     if fn is None:
         return functools.partial(tool_guard, name=name)
+    if not inspect.isroutine(fn) and _is_langchain_tool(fn):
+        # A LangChain tool object (``@tool`` gives a StructuredTool): wrap its
+        # run methods, so invoke/ainvoke and agents' tool nodes are guarded too.
+        from .langgraph import guard_tool
+
+        return guard_tool(fn, name=name)
     if not callable(fn):
         raise TypeError(f"tool_guard wraps a callable, got {type(fn).__name__}")
     names = tool_names(fn, name)
@@ -68,6 +74,13 @@ def tool_guard(fn: Any = None, /, *, name: str | Iterable[str] | None = None) ->
 
     wrapper.__summaryguard_tool__ = names  # type: ignore[attr-defined]
     return wrapper
+
+
+def _is_langchain_tool(obj: Any) -> bool:
+    """A BaseTool by shape (no langchain import): a str name and run/invoke methods."""
+    return isinstance(getattr(obj, "name", None), str) and all(
+        callable(getattr(obj, attr, None)) for attr in ("_run", "invoke", "ainvoke")
+    )
 
 
 def tool_names(fn: Any, name: str | Iterable[str] | None = None) -> frozenset[str]:

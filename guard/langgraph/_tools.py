@@ -19,7 +19,7 @@ import inspect
 from collections.abc import Iterable
 from typing import Any
 
-from ..tools import tool_guard
+from ..tools import _is_langchain_tool, tool_guard
 from ._graph import current_run
 
 __all__ = ["guard_tool"]
@@ -76,11 +76,3 @@ def _guard_method(method: Any, name: str | Iterable[str]) -> Any:
     wrapper.__summaryguard_tool__ = names  # type: ignore[attr-defined]
     return wrapper
 
-
-def _is_langchain_tool(tool: Any) -> bool:
-    return (
-        isinstance(getattr(tool, "name", None), str)
-        and callable(getattr(tool, "_run", None))
-        and callable(getattr(tool, "invoke", None))
-        and callable(getattr(tool, "ainvoke", None))
-    )
