@@ -69,6 +69,7 @@ def check_files(paths: Sequence[str], analyzer: Analyzer, cache: ResultCache | N
     digests: dict[str, str] = {}
     verdicts: dict[str, Verdict] = {}
     misses: list[tuple[str, str]] = []
+    facts: dict[str, Any] = {}  # path -> ScreenFacts, for the files screened in this run
     for path in paths:
         raw = _read_bytes(path)
         if isinstance(raw, ReadError):
@@ -92,8 +93,10 @@ def check_files(paths: Sequence[str], analyzer: Analyzer, cache: ResultCache | N
 
     batch.screened = len(misses)
     computed, batch.workers = _screen_all(analyzer, misses, jobs)
-    for (path, _), verdict in zip(misses, computed):
+    for (path, _), (verdict, file_facts) in zip(misses, computed):
         verdicts[path] = verdict
+        if file_facts is not None:
+            facts[path] = file_facts
         if cache is not None:
             cache.store_screen(digests[path], verdict)
 
@@ -113,7 +116,7 @@ def check_files(paths: Sequence[str], analyzer: Analyzer, cache: ResultCache | N
             batch.errors.extend(FileError(*row) for row in stored[1])
         else:
             batch.analyzed = len(wanted)
-            findings, errors = call_with_deep_stack(lambda: analyzer.analyze(wanted))
+            findings, errors = call_with_deep_stack(lambda: analyzer.analyze(wanted, facts))
             batch.findings.extend(findings)
             batch.errors.extend(errors)
             if cache is not None:
@@ -140,20 +143,23 @@ def _read_bytes(path: str) -> bytes | ReadError:
 # -- screening, in this process or in a pool ---------------------------------------------
 
 
-def screen_texts(analyzer: Analyzer, items: Sequence[tuple[str, str]]) -> list[Verdict]:
-    """Verdicts of ``(path, text)`` pairs, on a thread with a deep stack (see :mod:`.deepstack`)."""
+def screen_texts(analyzer: Analyzer, items: Sequence[tuple[str, str]]) -> list[tuple[Verdict, Any]]:
+    """Verdicts of ``(path, text)`` pairs, each with the :class:`~.engine.ScreenFacts` of a
+    file screened in (None otherwise), on a thread with a deep stack (see :mod:`.deepstack`)."""
 
-    def work() -> list[Verdict]:
-        verdicts: list[Verdict] = []
+    def work() -> list[tuple[Verdict, Any]]:
+        verdicts: list[tuple[Verdict, Any]] = []
         for path, text in items:
-            needs, errors = analyzer.screen(path, text)
-            verdicts.append((needs, tuple((e.line, e.message) for e in errors)))
+            needs, errors, file_facts = analyzer.screen_facts(path, text)
+            verdicts.append(((needs, tuple((e.line, e.message) for e in errors)), file_facts))
         return verdicts
 
     return call_with_deep_stack(work)
 
 
-def _screen_all(analyzer: Analyzer, items: list[tuple[str, str]], jobs: int) -> tuple[list[Verdict], int]:
+def _screen_all(
+    analyzer: Analyzer, items: list[tuple[str, str]], jobs: int
+) -> tuple[list[tuple[Verdict, Any]], int]:
     """Verdicts in order, and the number of worker processes used (0: in this process)."""
     workers = min(jobs, len(items))
     if workers > 1:
@@ -164,7 +170,7 @@ def _screen_all(analyzer: Analyzer, items: list[tuple[str, str]], jobs: int) -> 
     return screen_texts(analyzer, items), 0
 
 
-def _screen_in_pool(analyzer: Analyzer, items: list[tuple[str, str]], workers: int) -> list[Verdict]:
+def _screen_in_pool(analyzer: Analyzer, items: list[tuple[str, str]], workers: int) -> list[tuple[Verdict, Any]]:
     # Contiguous chunks, a few per worker: large enough that pickling and
     # scheduling cost little, small enough to balance uneven files.
     size = max(1, -(-len(items) // (workers * 4)))
@@ -193,5 +199,5 @@ def _start_worker(vocabulary: Any, rule_classes: Sequence[type]) -> None:  # pra
     _WORKER["analyzer"] = Analyzer(vocabulary, rule_classes)
 
 
-def _screen_chunk(items: Sequence[tuple[str, str]]) -> list[Verdict]:  # pragma: no cover - runs in a worker
+def _screen_chunk(items: Sequence[tuple[str, str]]) -> list[tuple[Verdict, Any]]:  # pragma: no cover - runs in a worker
     return screen_texts(_WORKER["analyzer"], items)

@@ -18,7 +18,7 @@ call resolution), :mod:`.evidence` (what values and calls are),
 
 from __future__ import annotations
 
-from .analyzer import Analyzer
+from .analyzer import Analyzer, ScreenFacts
 from .base import Invalid, LintRule, RuleContext, Valid, expected_findings
 from .findings import FileError, Finding
 from .registry import DOC_SECTIONS, all_rules, rule_doc
@@ -28,6 +28,7 @@ __all__ = [
     "CATEGORIES",
     "DOC_SECTIONS",
     "Analyzer",
+    "ScreenFacts",
     "FileError",
     "Finding",
     "Invalid",

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -40,13 +41,13 @@ from .findings import FileError, Finding, describe, is_too_deep
 from .model import FileModel, build_models
 from .prefilter import Prefilter
 from .names import module_name_for
-from .outline import graph_nodes, outline
+from .outline import Skeleton, file_graph_nodes, outline_skeleton, skeleton
 from .project import Project
 from .relevance import FileScan, relevant_functions, scan
 from .solver import solve
 from .vocabulary import Vocabulary
 
-__all__ = ["Analyzer"]
+__all__ = ["Analyzer", "ScreenFacts"]
 
 _TOO_DEEP = "too deeply nested to analyze (Python's recursion limit was reached)"
 #: Syntax-tree depth beyond which a file is reported instead of analyzed. Real
@@ -59,6 +60,24 @@ MAX_DEPTH = 200
 #: and analysis, which no user waits for in a pre-commit hook.
 MAX_LINES = 20_000
 MAX_CHARS = 2_000_000
+
+
+@dataclass
+class ScreenFacts:
+    """What :meth:`Analyzer.analyze` needs of a screened-in file's CPython tree,
+    so that the tree is parsed once (in :meth:`Analyzer.screen_facts`, maybe in a
+    worker process) and never pickled: small, plain, picklable data."""
+
+    #: The relevance scan (its ``words`` dropped: only the screening reads them).
+    scan: FileScan
+    #: Names this file passes to ``add_node(...)``.
+    nodes: set[str]
+    #: What the outline reads of the tree.
+    skeleton: Skeleton
+
+
+def _facts(text: str, tree: ast.Module, file_scan: FileScan) -> ScreenFacts:
+    return ScreenFacts(FileScan(file_scan.depth, "", file_scan.functions), file_graph_nodes(tree), skeleton(text, tree))
 
 
 class Analyzer:
@@ -74,28 +93,41 @@ class Analyzer:
         """Cheap text scan; False means the file cannot hold a finding."""
         return self.prefilter.might_matter(text)
 
-    def analyze(self, sources: Sequence[tuple[str, str]]) -> tuple[list[Finding], list[FileError]]:
-        """Analyze ``(display path, text)`` pairs together (summaries cross modules)."""
+    def analyze(
+        self, sources: Sequence[tuple[str, str]], facts: Mapping[str, ScreenFacts] | None = None
+    ) -> tuple[list[Finding], list[FileError]]:
+        """Analyze ``(display path, text)`` pairs together (summaries cross modules).
+
+        ``facts`` holds :meth:`screen_facts` of files already screened in (by
+        path): those are not parsed by CPython again. Every other file is."""
         errors: list[FileError] = []
         project = Project(self.vocabulary)
         # CPython's parse of every file first: which functions can matter is known
         # before libcst is paid, and libcst parses only their bodies (see .outline).
-        screened: list[tuple[str, str, ast.Module, FileScan]] = []
+        screened: list[tuple[str, str, ScreenFacts]] = []
         for path, text in sources:
-            if not self.might_matter(text):
-                continue
-            found = self._scan_tree(path, text, errors)
-            if found is not None:
-                screened.append((path, text, *found))
-        scans = [file_scan for *_, file_scan in screened]
+            known = facts.get(path) if facts is not None else None
+            if known is None:
+                if not self.might_matter(text):
+                    continue
+                found = self._scan_tree(path, text, errors)
+                if found is None:
+                    continue
+                known = _facts(text, *found)
+                del found
+            screened.append((path, text, known))
+        scans = [f.scan for *_, f in screened]
         relevant = relevant_functions(scans, self.prefilter.function_matters)
         # graph nodes, and what relevant functions call (their evidence reads a callee's body)
-        nodes = graph_nodes(tree for _, _, tree, _ in screened)
+        nodes: set[str] = set()
+        for *_, f in screened:
+            nodes |= f.nodes
         nodes.update(n for s in scans for q, fw in s.functions.items() if q in relevant for n in fw.calls)
         parsed_scans = []
-        for path, text, ast_tree, file_scan in screened:
-            outlined = outline(
-                text, ast_tree, file_scan, module_name_for(path)[0], relevant, self.prefilter.any_evidence, nodes
+        for path, text, file_facts in screened:
+            outlined = outline_skeleton(
+                text, file_facts.skeleton, file_facts.scan, module_name_for(path)[0], relevant,
+                self.prefilter.any_evidence, nodes,
             )
             tree = self._parse_cst(path, outlined, errors)
             if tree is None:
@@ -105,7 +137,7 @@ class Analyzer:
             except RecursionError:
                 errors.append(FileError(path, None, _TOO_DEEP))
                 continue
-            parsed_scans.append(file_scan)
+            parsed_scans.append(file_facts.scan)
         del screened
         project.finish()
         project.relevant = relevant_functions(parsed_scans, self.prefilter.function_matters) | project.framework_relevant()
@@ -134,6 +166,16 @@ class Analyzer:
         if not self.might_matter(text):
             return False, errors
         return self._scan(path, text, errors) is not None, errors
+
+    def screen_facts(self, path: str, text: str) -> tuple[bool, list[FileError], ScreenFacts | None]:
+        """:meth:`screen`, and for a file screened in, what :meth:`analyze` needs of it."""
+        errors: list[FileError] = []
+        if not self.might_matter(text):
+            return False, errors, None
+        found = self._scan_tree(path, text, errors)
+        if found is None:
+            return False, errors, None
+        return True, errors, _facts(text, *found)
 
     def _parse_cst(self, path: str, text: str, errors: list[FileError]) -> cst.Module | None:
         """Parse with libcst, after CPython's parser (10x cheaper) has vouched for

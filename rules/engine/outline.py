@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 
 from .relevance import FileScan
 
-__all__ = ["graph_nodes", "outline"]
+__all__ = ["Skeleton", "file_graph_nodes", "graph_nodes", "outline", "outline_skeleton", "skeleton"]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: Words that keep a body for the concurrency and graph facts, whatever else it says.
@@ -63,6 +63,39 @@ def graph_nodes(trees: Iterable[ast.Module]) -> set[str]:
     return names
 
 
+#: One function or class of a module, as :func:`outline` reads it: ``(is_def, name,
+#: imports, span, children)``, children in the order the outline visits them.
+#: Plain tuples, so that the screening in a worker process can hand it over.
+Skeleton = tuple
+
+
+def file_graph_nodes(tree: ast.Module) -> set[str]:
+    """:func:`graph_nodes` of one module."""
+    return graph_nodes([tree])
+
+
+def skeleton(text: str, tree: ast.Module) -> Skeleton:
+    """What :func:`outline` needs of CPython's tree (no tree kept): see :data:`Skeleton`."""
+    if "\r" in text:
+        return ()
+    lines = text.split("\n")
+
+    def walk(body: list[ast.stmt]) -> Skeleton:
+        items = []
+        stack: list[ast.AST] = list(body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _DEFS):
+                items.append((True, node.name, _imports(node), _span(node, lines), walk(node.body)))
+            elif isinstance(node, ast.ClassDef):
+                items.append((False, node.name, False, None, walk(node.body)))
+            elif isinstance(node, ast.stmt):
+                stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+        return tuple(items)
+
+    return walk(tree.body)
+
+
 def outline(
     text: str,
     tree: ast.Module,
@@ -73,13 +106,25 @@ def outline(
     nodes: set[str],
 ) -> str:
     """``text`` with the bodies of functions that cannot matter blanked (see module doc)."""
+    return outline_skeleton(text, skeleton(text, tree), file_scan, module_name, relevant, evidence, nodes)
+
+
+def outline_skeleton(
+    text: str,
+    outline_of: Skeleton,
+    file_scan: FileScan,
+    module_name: str,
+    relevant: set[str],
+    evidence: Callable[[str], bool],
+    nodes: set[str],
+) -> str:
+    """:func:`outline`, from the module's :func:`skeleton` instead of its tree."""
     if "\r" in text:
         return text
-    lines = text.split("\n")
     spans: list[tuple[int, int, str]] = []
 
-    def keeps(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> bool:
-        if qualname in relevant or node.name in nodes:
+    def keeps(name: str, qualname: str) -> bool:
+        if qualname in relevant or name in nodes:
             return True
         words = file_scan.functions.get(qualname)
         if words is None:
@@ -87,32 +132,28 @@ def outline(
         joined = "\n".join(words.words)
         return evidence(joined) or any(w in joined for w in _CONCURRENCY)
 
-    def visit(body: list[ast.stmt], prefix: str) -> bool:
-        """Collect blankable spans under ``body``; whether anything under it is kept."""
+    def visit(items: Skeleton, prefix: str) -> bool:
+        """Collect blankable spans under ``items``; whether anything under them is kept."""
         kept = False
-        stack: list[ast.AST] = list(body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, _DEFS):
-                qualname = f"{prefix}.{node.name}"
-                inner = visit(node.body, f"{qualname}.<locals>")
-                if inner or keeps(node, qualname) or _imports(node):
+        for is_def, name, imports, span, children in items:
+            if is_def:
+                qualname = f"{prefix}.{name}"
+                inner = visit(children, f"{qualname}.<locals>")
+                if inner or keeps(name, qualname) or imports:
                     kept = True
                     continue
-                span = _span(node, lines)
                 if span is None:
                     kept = True
                 else:
                     spans.append(span)
-            elif isinstance(node, ast.ClassDef):
-                kept = visit(node.body, f"{prefix}.{node.name}") or kept
-            elif isinstance(node, ast.stmt):
-                stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+            else:
+                kept = visit(children, f"{prefix}.{name}") or kept
         return kept
 
-    visit(tree.body, module_name)
+    visit(outline_of, module_name)
     if not spans:
         return text
+    lines = text.split("\n")
     for start, end, indent in spans:
         lines[start] = indent + "..."
         for index in range(start + 1, end + 1):
