@@ -40,7 +40,7 @@ _NOQA = re.compile(rf"#\s*noqa\s*:\s*(?P<codes>{_CODE_LIST})", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*summaryguard\s*:\s*ignore\s*\[(?P<codes>[^\]]*)\]", re.IGNORECASE)
 _SPLIT = re.compile(r"[\s,]+")
 #: Cheap test before tokenizing: a file without either word has no suppression.
-_MARKER = re.compile(r"noqa|summaryguard", re.IGNORECASE)
+_MARKERS = ("noqa", "summaryguard")
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,10 @@ def parse_suppressions(text: str) -> Suppressions:
     """Every suppression comment in ``text``, by line."""
     by_line: dict[int, set[str]] = {}
     spans: dict[int, tuple[int, int]] = {}
-    if "#" not in text or not _MARKER.search(text):
+    if "#" not in text:
+        return Suppressions({})
+    lowered = text.lower()  # C-speed; a case-insensitive regex scan of every file is ~10x slower
+    if not any(marker in lowered for marker in _MARKERS):
         return Suppressions({})
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
