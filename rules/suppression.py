@@ -111,7 +111,7 @@ def _codes_in(comment: str) -> set[str]:
     codes: set[str] = set()
     for pattern in (_NOQA, _IGNORE):
         # The comment token holds everything after the first '#', so one
-        # comment may carry both forms: "# noqa: E501  # summaryguard: ignore[SG201]".
+        # comment may carry both forms: a noqa list, then an ignore[...] list.
         for match in pattern.finditer(comment):
             codes.update(c.upper() for c in _SPLIT.split(match.group("codes")) if c)
     return codes
