@@ -211,7 +211,7 @@ def check_resume(checkpoint: Any, deps: Iterable[str] | None = None) -> None:
     the checkpoint (through its adapter). Observers are told of a violation;
     resolution is the business of :func:`resume_guard`, which owns the resume.
     """
-    adapter = _adapters.get(type(checkpoint)) or adapter_for(checkpoint)
+    adapter = adapter_for(checkpoint)
     deps = deps_of(adapter, checkpoint) if deps is None else deps
     error = violation(facts_of(adapter, checkpoint), normalize_deps(deps))
     if error is not None:

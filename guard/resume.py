@@ -100,6 +100,9 @@ class _Guarded:
             self.deps_fn = deps
         elif deps is not None:
             raise TypeError(f"resume_guard(deps=...) takes a parameter name or a callable, got {type(deps).__name__}")
+        # The generic path's argument readers, built once (not per call).
+        self._get_checkpoint = self._checkpoint_getter()
+        self._get_deps = self._deps_getter()
 
     # -- building the wrapper ----------------------------------------------------------
 
@@ -156,12 +159,6 @@ class _Guarded:
             return await self.fn(*args, **kwargs)
         finally:
             _current.reset(token)
-
-    def _get_checkpoint(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return self._checkpoint_getter()(args, kwargs)
-
-    def _get_deps(self, args: tuple[Any, ...], kwargs: dict[str, Any], cp: Any, adapter: Any) -> Any:
-        return self._deps_getter()(args, kwargs, cp, adapter)
 
     def _checkpoint_getter(self) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
         index, name, default, qualname = self.cp_index, self.cp_name, self.cp_default, self.fn.__qualname__
@@ -249,7 +246,7 @@ class _Guarded:
                 args, kwargs = self._substitute(args, kwargs, cp)
                 adapter = adapter_for(cp)
                 facts = facts_of(adapter, cp)
-                deps = self._deps_getter()(args, kwargs, cp, adapter)
+                deps = self._get_deps(args, kwargs, cp, adapter)
                 waived_kinds.clear()
                 waived_refs.clear()
                 records.clear()
