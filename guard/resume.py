@@ -311,8 +311,9 @@ def _sg_make({closure}):
         _sg_cp = {cp}
         try:
             _sg_deps = {deps}
-            if _sg_deps.__class__ not in _sg_plain:
-                _sg_ok = False
+            _sg_c = _sg_deps.__class__
+            if _sg_c is not list and _sg_c is not tuple and _sg_c is not set and _sg_c is not frozenset:
+                _sg_ok = False  # strings, generators, None...: the generic path normalizes or refuses them
             elif _sg_cp.__class__ in _sg_inline:
                 # The seed's attribute shape, read inline (no adapter call);
                 # the turn finds its adapter later, if it ever needs it.
@@ -320,28 +321,33 @@ def _sg_make({closure}):
                 _sg_s = _sg_cp.summary
                 _sg_gen = _sg_s.generation
                 _sg_ok = _sg_gen is not None and _sg_gen == _sg_cp.summary_generation and not _sg_s.partial
-                _sg_refs = _sg_s.verbatim_refs
-            else:
-                _sg_adapter = _sg_get(_sg_cp.__class__) or _sg_adapter_for(_sg_cp)
-                _sg_t, _sg_rec, _sg_has, _sg_gen, _sg_partial, _sg_refs = _sg_adapter.extract(_sg_cp)
-                _sg_ok = _sg_has and _sg_gen is not None and _sg_gen == _sg_rec and not _sg_partial
-            if _sg_ok and _sg_deps:
-                if _sg_refs.__class__ in _sg_sets:
-                    _sg_ok = _sg_refs.issuperset(_sg_deps)
-                else:
+                if _sg_ok:
+                    _sg_refs = _sg_s.verbatim_refs
                     for _sg_d in _sg_deps:
                         if _sg_d not in _sg_refs:
                             _sg_ok = False
                             break
+            else:
+                _sg_adapter = _sg_get(_sg_cp.__class__) or _sg_adapter_for(_sg_cp)
+                _sg_t, _sg_rec, _sg_has, _sg_gen, _sg_partial, _sg_refs = _sg_adapter.extract(_sg_cp)
+                _sg_ok = _sg_has and _sg_gen is not None and _sg_gen == _sg_rec and not _sg_partial
+                if _sg_ok and _sg_deps:
+                    if _sg_refs.__class__ in _sg_sets:
+                        _sg_ok = _sg_refs.issuperset(_sg_deps)
+                    else:
+                        for _sg_d in _sg_deps:
+                            if _sg_d not in _sg_refs:
+                                _sg_ok = False
+                                break
         except Exception:
             _sg_ok = False
         if not _sg_ok:
             return {awaitc}_sg_slow(({positional}), {{{keywords}}})
-        _sg_token = _sg_current.set([_sg_cp, _sg_adapter, None])
+        _sg_token = _sg_enter([_sg_cp, _sg_adapter, None])
         try:
             return {awaitc}_sg_fn({forward})
         finally:
-            _sg_current.reset(_sg_token)
+            _sg_leave(_sg_token)
     return _sg_wrapper
 """
 
@@ -363,7 +369,8 @@ def _compile(guarded: _Guarded, is_async: bool) -> Callable[..., Any] | None:
         "_sg_get": _adapters.get,
         "_sg_inline": _inline_types,
         "_sg_adapter_for": adapter_for,
-        "_sg_current": _current,
+        "_sg_enter": _current.set,
+        "_sg_leave": _current.reset,
         "_sg_plain": _PLAIN,
         "_sg_sets": _SETS,
         "_sg_slow": guarded.call_async if is_async else guarded.call,
