@@ -6,9 +6,10 @@ left out. A :class:`Checkpoint` records a turn, the summary it holds and the
 generation it *believed* that summary had; the two disagreeing is exactly the
 inconsistency recovery must refuse.
 
-Everything here is immutable and serializes to plain JSON (never pickle): a
-checkpoint is input from disk, and input is validated field by field with an
-error that names the field.
+Both are frozen dataclasses that hold their own copies of the mappings given
+to them, and serialize to plain JSON (never pickle): a checkpoint is input
+from disk, and input is validated field by field with an error that names the
+field, including anything JSON or UTF-8 could not carry back.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from .errors import CheckpointFormatError, CheckpointIntegrityError
@@ -222,9 +222,14 @@ class Checkpoint:
         object.__setattr__(self, "state", state)
         object.__setattr__(self, "next_turn_deps", tuple(_expect_str(d, f"next_turn_deps[{i}]") for i, d in enumerate(deps)))
 
-    @cached_property
+    @property
     def digest(self) -> str:
-        """``sha256:<hex>`` of the canonical JSON body."""
+        """``sha256:<hex>`` of the canonical JSON body, computed when asked.
+
+        Not cached: ``state`` and the summary's mappings are plain dicts a
+        caller can still change, and a digest cached before such a change
+        would be written beside the new content, making the file unloadable.
+        """
         return content_digest(self._body())
 
     def resume_context(self) -> dict[str, Any]:
@@ -322,9 +327,16 @@ def _reject_unknown(data: Mapping[str, Any], known: set[str], where: str) -> Non
         raise CheckpointFormatError(where, f"unknown field(s) {', '.join(unknown)}")
 
 
+#: Python refuses to print integers longer than this many digits (and so does
+#: its JSON encoder); an integer that could not be written is refused when given.
+_MAX_INT_BITS = 14_000
+
+
 def _expect_int(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise CheckpointFormatError(where, f"expected an integer, got {_kind(value)}")
+    if value.bit_length() > _MAX_INT_BITS:
+        raise CheckpointFormatError(where, f"integer of {value.bit_length()} bits is too large to write as JSON")
     return value
 
 
@@ -335,6 +347,18 @@ def _expect_optional_int(value: Any, where: str) -> int | None:
 def _expect_str(value: Any, where: str) -> str:
     if not isinstance(value, str):
         raise CheckpointFormatError(where, f"expected a string, got {_kind(value)}")
+    return _expect_text(value, where)
+
+
+def _expect_text(value: str, where: str) -> str:
+    """A string that UTF-8 can carry: a lone surrogate (from a ``\\ud800`` JSON escape) cannot be written."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise CheckpointFormatError(
+                where, f"character {exc.object[exc.start]!r} at index {exc.start} is a lone surrogate, not text"
+            ) from None
     return value
 
 
@@ -370,8 +394,12 @@ def _expect_json(value: Any, where: str) -> Any:
 
 
 def _json_data(value: Any, where: str) -> Any:
-    if value is None or isinstance(value, (str, bool, int)):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):
+        return _expect_text(value, where)
+    if isinstance(value, int):
+        return _expect_int(value, where)
     if isinstance(value, float):
         if not math.isfinite(value):
             raise CheckpointFormatError(where, f"{value!r} is not JSON data")
@@ -383,6 +411,6 @@ def _json_data(value: Any, where: str) -> Any:
         for k, v in value.items():
             if not isinstance(k, str):
                 raise CheckpointFormatError(where, f"keys must be strings, got {_kind(k)}")
-            out[k] = _json_data(v, f"{where}.{k}")
+            out[_expect_text(k, f"{where} (key)")] = _json_data(v, f"{where}.{k}")
         return out
     raise CheckpointFormatError(where, f"{_kind(value)} is not JSON data")

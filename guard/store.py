@@ -190,7 +190,8 @@ class CheckpointStore:
                 where, f"checkpoint format version {document.get('version')!r} is not supported (expected {VERSION})"
             )
         body = document.get("checkpoint")
-        if not isinstance(body, dict) or "digest" not in body:
+        if not isinstance(body, dict) or not isinstance(body.get("digest"), str):
+            # A null or missing digest would skip verification: a file on disk must carry one.
             raise CheckpointIntegrityError(where, "the checkpoint or its digest is missing")
         try:
             return Checkpoint.from_dict(body, source=where)

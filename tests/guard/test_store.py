@@ -179,6 +179,17 @@ BAD_FILES: list[tuple[str, bytes, str]] = [
     ("no-checkpoint", _document(lambda d: d.pop("checkpoint")), "the checkpoint or its digest is missing"),
     ("checkpoint-not-object", _document(lambda d: d.update(checkpoint=[1])), "the checkpoint or its digest is missing"),
     ("missing-digest", _document(lambda d: d["checkpoint"].pop("digest")), "the checkpoint or its digest is missing"),
+    # A null digest must not switch verification off, tampered content or not.
+    ("null-digest", _document(lambda d: d["checkpoint"].update(digest=None)), "the checkpoint or its digest is missing"),
+    (
+        "null-digest-tampered",
+        _document(lambda d: (d["checkpoint"].update(digest=None), d["checkpoint"]["summary"].update(content="edited"))),
+        "the checkpoint or its digest is missing",
+    ),
+    ("number-digest", _document(lambda d: d["checkpoint"].update(digest=7)), "the checkpoint or its digest is missing"),
+    ("lone-surrogate", b'{"format": "summaryguard-checkpoint", "version": 1, "checkpoint": {"turn": 7, "summary": null, '
+     b'"summary_generation": null, "state": {"k": "\\ud800"}, "digest": "sha256:00"}}', "state.k: character"),
+    ("huge-integer", _valid_bytes().replace(b'"state": {', b'"state": {"n": ' + b"9" * 5000 + b", "), "not valid JSON"),
     ("tampered-content", _document(lambda d: d["checkpoint"]["summary"].update(content="edited")), "does not match"),
     ("tampered-generation", _document(lambda d: d["checkpoint"].update(summary_generation=9)), "does not match"),
     ("tampered-partial", _document(lambda d: d["checkpoint"]["summary"].update(partial=True)), "does not match"),
@@ -203,6 +214,18 @@ def test_a_bad_file_fails_closed_naming_the_path(tmp_path: Path, raw: bytes, wor
         assert words in err.reason
         assert err.kind is ReconciliationKind.DIGEST_MISMATCH
         assert str(path) in str(err)  # the message names the file for the person reading it
+
+
+def test_a_checkpoint_changed_after_its_digest_was_read_still_saves_and_loads_back(tmp_path: Path) -> None:
+    """The digest follows the content: a stale one would make the file unloadable."""
+    store = CheckpointStore(tmp_path)
+    checkpoint = Checkpoint(7, Summary(1, "s", {"h": "v"}), 1, {"step": 1})
+    before = checkpoint.digest
+    checkpoint.state["step"] = 2  # type: ignore[index]  # reached in and changed anyway
+    store.save(checkpoint)
+    loaded = store.load(7)
+    assert loaded.state == {"step": 2}
+    assert loaded.digest == checkpoint.digest != before
 
 
 def test_the_newest_bad_file_is_not_skipped_for_an_older_good_one(tmp_path: Path) -> None:
