@@ -73,7 +73,8 @@ class Compactor:
     """Stamp generations and drop manifests on a summarizer's output.
 
     ``summarize(previous_text, turns)`` returns the new summary text. A
-    reference counts as kept when its exact value occurs in that text; every
+    reference counts as kept when its exact value occurs in that text as a
+    whole (``bkt-1`` is not kept by a text that says ``bkt-12``); every
     other reference of the input (the previous summary's kept ones and the new
     turns' ones) goes to the drop manifest, as do the previous manifest's
     entries that stay dropped.
@@ -109,7 +110,12 @@ class Compactor:
 
     def compact(self, turns: Sequence[Turn], previous: Summary | None = None) -> Summary:
         """Summarize ``turns`` on top of ``previous`` (default: the head)."""
+        if isinstance(turns, (str, bytes)):
+            raise TypeError("Compactor.compact() takes a sequence of Turn objects, not a string")
         turns = tuple(turns)
+        for i, turn in enumerate(turns):
+            if not isinstance(turn, Turn):
+                raise TypeError(f"Compactor.compact() takes Turn objects; item {i} is {type(turn).__name__}")
         with self.lock:
             if previous is None:
                 previous = self._head
@@ -162,7 +168,7 @@ class Compactor:
         provenance: dict[str, str] = {}
         dropped: dict[str, DroppedRef] = {}
         for name, (value, tool, turn_index) in known.items():
-            if value and value in text:
+            if value and occurs_verbatim(value, text):
                 kept[name] = value
                 if tool:
                     provenance[name] = tool
@@ -171,7 +177,7 @@ class Compactor:
         for name, entry in carried.items():
             if name in known:
                 continue  # produced again since it was dropped: the newer value decided above
-            if isinstance(entry.last_known, str) and entry.last_known and entry.last_known in text:
+            if isinstance(entry.last_known, str) and entry.last_known and occurs_verbatim(entry.last_known, text):
                 kept[name] = entry.last_known  # the summarizer brought it back verbatim
                 if entry.tool:
                     # Keep its provenance: if a later compaction drops it again, the
@@ -194,3 +200,30 @@ class Compactor:
             provenance=provenance,
         )
 
+
+
+def occurs_verbatim(value: str, text: str) -> bool:
+    """Whether ``value`` stands in ``text`` whole, not as part of a longer word or number.
+
+    A plain substring test would count handle ``bkt-1`` as kept in a summary
+    that only mentions ``bkt-12``, and port ``1`` as kept in "turn 10": the
+    reference would vanish from the drop manifest while the summary does not
+    hold it. Where the value begins or ends with a letter, digit or
+    underscore, the text must not continue it on that side.
+    """
+    size = len(value)
+    word_head = _is_word(value[0])
+    word_tail = _is_word(value[-1])
+    start = text.find(value)
+    while start != -1:
+        end = start + size
+        if (not word_head or start == 0 or not _is_word(text[start - 1])) and (
+            not word_tail or end == len(text) or not _is_word(text[end])
+        ):
+            return True
+        start = text.find(value, start + 1)
+    return False
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"

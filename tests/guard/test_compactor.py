@@ -137,6 +137,26 @@ def test_an_empty_value_is_never_kept() -> None:
     assert summary.dropped("a") == DroppedRef("a", "", "open", 1)
 
 
+@pytest.mark.parametrize(
+    ("value", "text", "kept"),
+    [
+        ("bkt-1", "made bkt-12 and bkt-13", False),  # a longer handle is not this one
+        ("1", "at turn 10 we paused", False),  # nor a longer number
+        ("abc", "the xabc token", False),
+        ("bkt-1", "made bkt-1.", True),  # punctuation around a whole value is fine
+        ("bkt-1", "(bkt-1)", True),
+        ("bkt-1", "bkt-12 then bkt-1", True),  # a later whole occurrence counts
+        ("-x-", "a-x-b", True),  # edges that are not word characters need no boundary
+        ("vm-7", "vm-7", True),
+    ],
+)
+def test_a_value_is_kept_only_where_it_stands_whole(value: str, text: str, kept: bool) -> None:
+    compactor = Compactor(lambda previous, turns: text)
+    summary = compactor.compact([turn(1, ("h", value, "create"))])
+    assert ("h" in summary.verbatim_refs) is kept
+    assert (summary.dropped("h") is None) is kept
+
+
 def test_no_turns_and_no_previous() -> None:
     summary = Compactor(Keeping()).compact([])
     assert (summary.generation, summary.parent_generation, summary.turns) == (1, None, None)
@@ -356,3 +376,11 @@ def test_compaction_holds_the_lock_and_a_checkpoint_inside_it_is_refused(tmp_pat
 def test_bad_inputs_are_type_errors(build: Any) -> None:
     with pytest.raises(TypeError):
         build()
+
+
+@pytest.mark.parametrize(("turns", "words"), [(["a"], "item 0 is str"), ("abc", "not a string"), ([turn(1), None], "item 1 is NoneType")])
+def test_compact_takes_turn_objects(turns: Any, words: str) -> None:
+    summarize = Keeping()
+    with pytest.raises(TypeError, match=words):
+        Compactor(summarize).compact(turns)
+    assert summarize.calls == []  # refused before the summarizer ran
