@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Collection, Container, Iterable
+from collections.abc import Collection, Container, Iterable, Mapping
 from typing import Any
 
 from .adapter import CheckpointAdapter
@@ -95,8 +95,9 @@ def facts_of(adapter: CheckpointAdapter, checkpoint: Any) -> tuple[Any, ...]:
         turn, recorded, has_summary, generation, partial, refs = facts
         if refs is None:
             facts = (turn, recorded, has_summary, generation, partial, ())
-        elif not isinstance(refs, Container):
-            raise TypeError(f"verbatim_refs must be a container of names, got {type(refs).__name__}")
+        elif isinstance(refs, (str, bytes)) or not isinstance(refs, Container):
+            # A string is a container of its substrings: "b" in "bucket" would pass.
+            raise TypeError(f"verbatim_refs must be a collection of reference names, got {type(refs).__name__}")
     except Exception as exc:  # noqa: BLE001 - unreadable means not resumable
         raise unreadable(adapter, checkpoint, exc, "the checkpoint") from exc
     return facts
@@ -117,7 +118,11 @@ def unreadable(
     if facts is not None:
         generation, turn = facts[3], facts[0]
     else:
-        generation, turn = None, getattr(checkpoint, "turn", None)
+        generation = None
+        try:
+            turn = checkpoint.get("turn") if isinstance(checkpoint, Mapping) else getattr(checkpoint, "turn", None)
+        except Exception:  # noqa: BLE001 - only a detail of the message; the error is raised regardless
+            turn = None
     return SummaryReconciliationError(
         generation,
         turn if isinstance(turn, int) else None,
@@ -164,7 +169,7 @@ def violation(
         refs = ()
     if deps and not covers(refs, deps):
         for ref in deps:
-            if ref not in refs and ref not in waived_refs:
+            if ref not in waived_refs and ref not in refs:
                 return SummaryReconciliationError(
                     generation,
                     turn,
@@ -176,6 +181,18 @@ def violation(
 
 
 _SETS = (set, frozenset)
+
+
+def check_dep_names(deps: Iterable[Any]) -> None:
+    """Refuse a dependency that cannot be a reference name (an unhashable list, say) with a clear message."""
+    for i, dep in enumerate(deps):
+        if dep.__class__ is not str and not isinstance(dep, str):
+            try:
+                hash(dep)
+            except TypeError:
+                raise TypeError(
+                    f"next-turn dependencies are reference names; item {i} is {type(dep).__name__} {dep!r}"
+                ) from None
 
 
 def covers(refs: Any, deps: Collection[str]) -> bool:
@@ -212,8 +229,12 @@ def check_resume(checkpoint: Any, deps: Iterable[str] | None = None) -> None:
     resolution is the business of :func:`resume_guard`, which owns the resume.
     """
     adapter = adapter_for(checkpoint)
-    deps = deps_of(adapter, checkpoint) if deps is None else deps
-    error = violation(facts_of(adapter, checkpoint), normalize_deps(deps))
+    try:
+        deps = normalize_deps(deps_of(adapter, checkpoint) if deps is None else deps)
+        check_dep_names(deps)
+        error = violation(facts_of(adapter, checkpoint), deps)
+    except SummaryReconciliationError as unreadable:  # the observers hear of it like any violation
+        error = unreadable
     if error is not None:
         notify(error, checkpoint)
         raise error

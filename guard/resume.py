@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, overload
 
-from .check import _SETS, _adapters, _inline_types, adapter_for, deps_of, facts_of, normalize_deps, notify, violation
-from .errors import ReconciliationKind
+from .check import _SETS, _adapters, _inline_types, adapter_for, check_dep_names, deps_of, facts_of, normalize_deps, notify, violation
+from .errors import ReconciliationKind, SummaryReconciliationError
 from .reconcile import AcceptDivergence, DivergenceRecord, Replay
 from .turn import ResumedTurn, _current
 
@@ -69,6 +70,9 @@ def resume_guard(
     """
     if fn is None:
         return functools.partial(resume_guard, deps=deps, checkpoint=checkpoint)
+    if isinstance(fn, (staticmethod, classmethod)):
+        # Placed above @staticmethod / @classmethod: guard the function, keep the binding.
+        return type(fn)(resume_guard(fn.__func__, deps=deps, checkpoint=checkpoint))
     if not callable(fn):
         raise TypeError(f"resume_guard wraps a function, got {type(fn).__name__}")
     return _Guarded(fn, deps, checkpoint).build()
@@ -80,7 +84,7 @@ class _Guarded:
     def __init__(self, fn: Callable[..., Any], deps: Any, checkpoint: str | None) -> None:
         if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
             raise TypeError(
-                f"resume_guard cannot guard generator {fn.__qualname__}: its body runs after the call returns, "
+                f"resume_guard cannot guard generator {_label(fn)}: its body runs after the call returns, "
                 "outside the resumed turn; guard the function that consumes it instead"
             )
         self.fn = fn
@@ -116,7 +120,17 @@ class _Guarded:
         path, which decides exactly the same way.
         """
         fn = self.fn
-        is_async = inspect.iscoroutinefunction(fn)
+        is_async = _is_async(fn)
+        if not is_async and _wraps_async(fn):
+            # A sync wrapper around a coroutine function (a decorator that did not
+            # keep it async): the body runs when the coroutine is awaited, so the
+            # turn must be entered again there.
+            call = self.call_returning_awaitable
+
+            def returning(*args: Any, **kwargs: Any) -> Any:
+                return call(args, kwargs)
+
+            return functools.wraps(fn)(returning)
         wrapper = _compile(self, is_async)
         if wrapper is None:
             call = self.call_async if is_async else self.call
@@ -138,11 +152,36 @@ class _Guarded:
         """Check the call; return the (possibly replayed) arguments and the turn cell."""
         cp = self._get_checkpoint(args, kwargs)
         adapter = _adapters.get(type(cp)) or adapter_for(cp)
-        deps = self._get_deps(args, kwargs, cp, adapter)
-        facts = facts_of(adapter, cp)
-        if violation(facts, deps) is None:
+        facts, deps, error = self._read(args, kwargs, cp, adapter)
+        if error is None and violation(facts, deps) is None:
             return args, kwargs, [cp, adapter, None]
-        return self._slow_path(args, kwargs, cp, adapter, facts, deps)
+        return self._slow_path(args, kwargs, cp, adapter, facts, deps, error)
+
+    def _read(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], cp: Any, adapter: Any
+    ) -> tuple[tuple[Any, ...], Any, SummaryReconciliationError | None]:
+        """Facts and deps of ``cp``; a checkpoint the adapter cannot read is an error to resolve, like any other."""
+        try:
+            facts = facts_of(adapter, cp)
+        except SummaryReconciliationError as error:
+            # Nothing can be read, so nothing is resumable: a summary-less view of the
+            # checkpoint, in which only an accepted no-summary condition lets it through.
+            return (error.checkpoint_turn, None, False, None, False, ()), (), error
+        try:
+            deps = self._get_deps(args, kwargs, cp, adapter)
+        except SummaryReconciliationError as error:
+            return facts, (), error
+        check_dep_names(deps)
+        return facts, deps, None
+
+    def call_returning_awaitable(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        args, kwargs, cell = self.enter(args, kwargs)
+        token = _current.set(cell)
+        try:
+            result = self.fn(*args, **kwargs)
+        finally:
+            _current.reset(token)
+        return _await_in_turn(cell, result) if inspect.isawaitable(result) else result
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         args, kwargs, cell = self.enter(args, kwargs)
@@ -161,7 +200,7 @@ class _Guarded:
             _current.reset(token)
 
     def _checkpoint_getter(self) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
-        index, name, default, qualname = self.cp_index, self.cp_name, self.cp_default, self.fn.__qualname__
+        index, name, default, qualname = self.cp_index, self.cp_name, self.cp_default, _label(self.fn)
 
         def get_checkpoint(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             if 0 <= index < len(args):
@@ -175,7 +214,7 @@ class _Guarded:
 
     def _deps_getter(self) -> Callable[..., Any]:
         if self.deps_mode == "param":
-            index, name, default, qualname = self.deps_index, self.deps_name, self.deps_default, self.fn.__qualname__
+            index, name, default, qualname = self.deps_index, self.deps_name, self.deps_default, _label(self.fn)
 
             def from_param(args: tuple[Any, ...], kwargs: dict[str, Any], cp: Any, adapter: Any) -> Any:
                 if 0 <= index < len(args):
@@ -221,6 +260,7 @@ class _Guarded:
         adapter: Any,
         facts: tuple[Any, ...],
         deps: Any,
+        unreadable: SummaryReconciliationError | None = None,
     ) -> tuple[tuple[Any, ...], dict[str, Any], list[Any]]:
         from summaryguard.plugins.manager import get_plugin_manager
 
@@ -230,7 +270,10 @@ class _Guarded:
         records: list[DivergenceRecord] = []
         replays = 0
         while True:
-            error = violation(facts, deps, waived_kinds, waived_refs)
+            if unreadable is not None:
+                error, unreadable = unreadable, None
+            else:
+                error = violation(facts, deps, waived_kinds, waived_refs)
             if error is None:
                 break
             notify(error, cp)
@@ -245,8 +288,7 @@ class _Guarded:
                 cp = resolution.checkpoint
                 args, kwargs = self._substitute(args, kwargs, cp)
                 adapter = adapter_for(cp)
-                facts = facts_of(adapter, cp)
-                deps = self._get_deps(args, kwargs, cp, adapter)
+                facts, deps, unreadable = self._read(args, kwargs, cp, adapter)
                 waived_kinds.clear()
                 waived_refs.clear()
                 records.clear()
@@ -278,6 +320,35 @@ class _Guarded:
         return args, {**kwargs, self.cp_name: cp}
 
 
+def _label(fn: Any) -> str:
+    """How a guarded callable is named in messages (a partial or a callable object has no __qualname__)."""
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def _is_async(fn: Any) -> bool:
+    """A coroutine function, or a partial of one, or an object whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(type(fn), "__call__", None)
+    return not inspect.isroutine(fn) and inspect.iscoroutinefunction(call)
+
+
+def _wraps_async(fn: Any) -> bool:
+    try:
+        inner = inspect.unwrap(fn)
+    except ValueError:  # a __wrapped__ cycle
+        return False
+    return inner is not fn and inspect.iscoroutinefunction(inner)
+
+
+async def _await_in_turn(cell: list[Any], awaitable: Any) -> Any:
+    token = _current.set(cell)
+    try:
+        return await awaitable
+    finally:
+        _current.reset(token)
+
+
 def _locate(fn: Callable[..., Any], params: list[inspect.Parameter], wanted: str | None, role: str) -> tuple[str, int, Any]:
     """Find a parameter: (name, positional index or -1, default or _MISSING)."""
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -288,12 +359,12 @@ def _locate(fn: Callable[..., Any], params: list[inspect.Parameter], wanted: str
         else:
             candidates = [p for p in params if p.name not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
             if not candidates:
-                raise TypeError(f"resume_guard: {fn.__qualname__}() takes no parameter that could hold the checkpoint")
+                raise TypeError(f"resume_guard: {_label(fn)}() takes no parameter that could hold the checkpoint")
             wanted = candidates[0].name
     param = named.get(wanted)
     if param is None:
         raise TypeError(
-            f"resume_guard({role}={wanted!r}): {fn.__qualname__}() has no parameter {wanted!r} "
+            f"resume_guard({role}={wanted!r}): {_label(fn)}() has no parameter {wanted!r} "
             f"(it has {', '.join(named) or 'none'})"
         )
     index = positional.index(param) if param in positional else -1
@@ -323,15 +394,20 @@ def _sg_make({closure}):
                 _sg_ok = _sg_gen is not None and _sg_gen == _sg_cp.summary_generation and not _sg_s.partial
                 if _sg_ok:
                     _sg_refs = _sg_s.verbatim_refs
-                    for _sg_d in _sg_deps:
-                        if _sg_d not in _sg_refs:
-                            _sg_ok = False
-                            break
+                    if _sg_refs.__class__ is str:
+                        _sg_ok = False  # "a" in "abc": the generic path refuses a string of refs
+                    else:
+                        for _sg_d in _sg_deps:
+                            if _sg_d not in _sg_refs:
+                                _sg_ok = False
+                                break
             else:
                 _sg_adapter = _sg_get(_sg_cp.__class__) or _sg_adapter_for(_sg_cp)
                 _sg_t, _sg_rec, _sg_has, _sg_gen, _sg_partial, _sg_refs = _sg_adapter.extract(_sg_cp)
                 _sg_ok = _sg_has and _sg_gen is not None and _sg_gen == _sg_rec and not _sg_partial
-                if _sg_ok and _sg_deps:
+                if _sg_refs.__class__ is str:
+                    _sg_ok = False
+                elif _sg_ok and _sg_deps:
                     if _sg_refs.__class__ in _sg_sets:
                         _sg_ok = _sg_refs.issuperset(_sg_deps)
                     else:
@@ -426,8 +502,13 @@ def _compile(guarded: _Guarded, is_async: bool) -> Callable[..., Any] | None:
         forward=", ".join(forward),
     )
     scope: dict[str, Any] = {}
-    exec(compile(source, f"<summaryguard resume_guard of {guarded.fn.__qualname__}>", "exec"), scope)  # noqa: S102
-    return scope["_sg_make"](**namespace)
+    exec(compile(source, f"<summaryguard resume_guard of {_label(guarded.fn)}>", "exec"), scope)  # noqa: S102
+    wrapper = scope["_sg_make"](**namespace)
+    if sys.version_info >= (3, 11):
+        # Python's own errors (a missing argument, say) name the code object: name it after the guarded function.
+        name = getattr(guarded.fn, "__name__", None) or "resume"
+        wrapper.__code__ = wrapper.__code__.replace(co_name=name, co_qualname=_label(guarded.fn))
+    return wrapper
 
 
 def _place_slash(params: list[inspect.Parameter], rendered: list[str]) -> list[str]:

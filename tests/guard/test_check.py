@@ -379,7 +379,7 @@ class Answering:
 
 NONSENSE = [
     ("five-facts", (9, 1, True, 1, False), "ValueError"),
-    ("refs-not-a-container", (9, 1, True, 1, False, 42), "verbatim_refs must be a container of names, got int"),
+    ("refs-not-a-container", (9, 1, True, 1, False, 42), "verbatim_refs must be a collection of reference names, got int"),
     ("not-a-tuple", None, "TypeError"),
 ]
 

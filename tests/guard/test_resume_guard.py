@@ -359,3 +359,216 @@ DECORATION_ERRORS = [
 def test_refused_at_decoration(name, decorate, message) -> None:
     with pytest.raises(TypeError, match=message):
         decorate()
+
+
+# -- found by an adversarial review ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("refs", ["bucket-handle", "abc"])
+def test_a_string_of_refs_never_covers_a_dependency_by_substring(refs: str) -> None:
+    """A string is a container of its substrings; it must not pass "b" in "bucket-handle"."""
+    from types import SimpleNamespace
+
+    from summaryguard.guard import check_resume
+
+    mapping = {"turn": 1, "summary_generation": 1, "summary": {"generation": 1, "verbatim_refs": refs}}
+    attributes = SimpleNamespace(
+        turn=1, summary_generation=1, summary=SimpleNamespace(generation=1, partial=False, verbatim_refs=refs)
+    )
+
+    @resume_guard(deps="deps")
+    def resume(checkpoint: Any, deps: Any) -> str:
+        return "ran"
+
+    for cp in (mapping, attributes):
+        for attempt in (lambda: check_resume(cp, ["b"]), lambda: resume(cp, ["b"]), lambda: resume(cp, ("a",))):
+            with pytest.raises(SummaryReconciliationError, match="collection of reference names, got str"):
+                attempt()
+
+
+def test_an_unreadable_checkpoint_is_observed_and_can_be_replayed(use_plugin, make_checkpoint) -> None:
+    """Every violation goes to the observers, then to a resolver: an unreadable checkpoint too."""
+    from summaryguard.guard import Replay, check_resume
+    from summaryguard.plugins import hookimpl
+
+    good = make_checkpoint("mapping", refs=["h1"])
+    seen: list[Any] = []
+
+    class Controller:
+        @hookimpl
+        def summaryguard_observe_violation(self, error: Any, checkpoint: Any) -> None:
+            seen.append((error.kind, error.checkpoint_turn))
+
+        @hookimpl
+        def summaryguard_resolve_violation(self, error: Any, checkpoint: Any) -> Any:
+            return Replay(good) if checkpoint is not good else None
+
+    use_plugin(Controller())
+    broken = {"turn": 3, "summary_generation": 1, "summary": "not a summary"}
+
+    @resume_guard(deps="deps")
+    def resume(checkpoint: Any, deps: Any) -> Any:
+        return checkpoint
+
+    assert resume(broken, ["h1"]) is good
+    assert seen == [(ReconciliationKind.NO_SUMMARY, 3)]  # the turn is read from the mapping
+    with pytest.raises(SummaryReconciliationError) as info:
+        check_resume(broken, ["h1"])
+    assert info.value.kind is ReconciliationKind.NO_SUMMARY and info.value.checkpoint_turn == 3
+    assert seen[-1] == (ReconciliationKind.NO_SUMMARY, 3)
+
+
+def test_accepting_an_unreadable_checkpoint_lets_it_through_on_record(use_plugin) -> None:
+    from summaryguard.guard import AcceptDivergence
+    from summaryguard.plugins import hookimpl
+
+    accepted: list[Any] = []
+
+    class Controller:
+        @hookimpl
+        def summaryguard_resolve_violation(self, error: Any, checkpoint: Any) -> Any:
+            return AcceptDivergence("operator: start from nothing")
+
+        @hookimpl
+        def summaryguard_divergence_accepted(self, record: Any) -> None:
+            accepted.append(record.kind)
+
+    use_plugin(Controller())
+
+    @resume_guard(deps="deps")
+    def resume(checkpoint: Any, deps: Any) -> str:
+        return "ran"
+
+    assert resume({"turn": 3, "summary_generation": 1, "summary": 7}, ["h1"]) == "ran"
+    assert accepted == [ReconciliationKind.NO_SUMMARY]
+
+
+@pytest.mark.parametrize("deps", [[["h1"]], [{"a": 1}], ["h1", {"x"}]])
+def test_an_unhashable_dependency_is_a_clear_type_error(make_checkpoint, deps: Any) -> None:
+    from summaryguard.guard import check_resume
+
+    cp = make_checkpoint("native", refs=["h1"])
+
+    @resume_guard(deps="deps")
+    def resume(checkpoint: Any, deps: Any) -> str:
+        return "ran"
+
+    for attempt in (lambda: resume(cp, deps), lambda: check_resume(cp, deps)):
+        with pytest.raises(TypeError, match="next-turn dependencies are reference names; item"):
+            attempt()
+
+
+def test_a_sync_wrapper_around_a_coroutine_function_runs_its_body_in_the_turn(make_checkpoint) -> None:
+    import functools
+
+    from summaryguard.guard import tool_guard
+
+    calls: list[str] = []
+
+    @tool_guard(name="create")
+    def create() -> str:
+        calls.append("create")
+        return "new"
+
+    def plain_decorator(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)  # returns the coroutine: not async itself
+
+        return inner
+
+    @resume_guard
+    @plain_decorator
+    async def resume(checkpoint: Any) -> Any:
+        await asyncio.sleep(0)
+        assert current_turn() is not None
+        return create()
+
+    cp = make_checkpoint("native", manifest=[("h", "old", "create")])
+    with pytest.raises(SummaryReconciliationError) as info:
+        asyncio.run(resume(cp))
+    assert info.value.kind is ReconciliationKind.REDERIVATION
+    assert calls == []
+    assert not inspect.iscoroutinefunction(resume)  # shaped like what it wraps
+
+
+def test_a_sync_wrapper_that_returns_a_plain_value_is_left_alone(make_checkpoint) -> None:
+    import functools
+
+    def runs_it(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            return asyncio.run(fn(*args, **kwargs))
+
+        return inner
+
+    @resume_guard
+    @runs_it
+    async def resume(checkpoint: Any) -> str:
+        return "ran"
+
+    assert resume(make_checkpoint("native")) == "ran"
+
+
+def test_static_and_class_methods_under_the_guard(make_checkpoint) -> None:
+    class Agent:
+        @resume_guard
+        @staticmethod
+        def static(checkpoint: Any) -> str:
+            return "static"
+
+        @resume_guard
+        @classmethod
+        def klass(cls, checkpoint: Any) -> str:
+            return cls.__name__
+
+    good, bad = make_checkpoint("native"), make_checkpoint("native", recorded=9)
+    for call in (Agent.static, Agent().static):
+        assert call(good) == "static"
+        with pytest.raises(SummaryReconciliationError):
+            call(bad)
+    assert Agent.klass(good) == Agent().klass(good) == "Agent"
+    with pytest.raises(SummaryReconciliationError):
+        Agent.klass(bad)
+
+
+def test_partials_and_callable_objects_can_be_guarded(make_checkpoint) -> None:
+    import functools
+
+    def resume(checkpoint: Any, tag: str) -> str:
+        return tag
+
+    class Resumer:
+        def __call__(self, checkpoint: Any) -> str:
+            return "object"
+
+    class AsyncResumer:
+        async def __call__(self, checkpoint: Any) -> str:
+            assert current_turn() is not None
+            return "async object"
+
+    good, bad = make_checkpoint("native"), make_checkpoint("native", recorded=9)
+    guarded_partial = resume_guard(functools.partial(resume, tag="partial"))
+    guarded_object = resume_guard(Resumer())
+    guarded_async = resume_guard(AsyncResumer())
+    assert guarded_partial(good) == "partial"
+    assert guarded_object(good) == "object"
+    assert asyncio.run(guarded_async(good)) == "async object"
+    for call in (guarded_partial, guarded_object):
+        with pytest.raises(SummaryReconciliationError):
+            call(bad)
+    with pytest.raises(SummaryReconciliationError):
+        asyncio.run(guarded_async(bad))
+
+
+def test_a_call_missing_an_argument_names_the_guarded_function(make_checkpoint) -> None:
+    """Python's own message, about the function the user wrote, not about the generated wrapper."""
+
+    @resume_guard
+    def resume_agent(checkpoint: Any, mode: str) -> str:
+        return mode
+
+    with pytest.raises(TypeError) as info:
+        resume_agent(make_checkpoint("native"))  # type: ignore[call-arg]
+    assert "resume_agent() missing 1 required positional argument: 'mode'" in str(info.value)
+    assert "_sg_" not in str(info.value)
