@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, TypeVar, overload
 
@@ -123,4 +124,5 @@ def refuse_rederivation(turn: ResumedTurn, tool: str, entry: Any, where: str) ->
         details={"tool": tool, "last_known": entry.last_known},
     )
     notify(error, turn.checkpoint)
-    raise error
+    graph = sys.modules.get("summaryguard.guard.langgraph._graph")
+    raise graph.bubbling(error) if graph is not None else error

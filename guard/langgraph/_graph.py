@@ -13,9 +13,12 @@ inside a resumed turn, so a
 Every error about a LangGraph checkpoint carries ``thread_id`` and
 ``checkpoint_id`` (and ``checkpoint_ns`` for a subgraph) in ``details``.
 
-Anything else (``get_state``, ``update_state``, ``get_state_history``...)
-passes through to the wrapped graph untouched; a fresh input is not a resume
-and runs unchecked.
+What only reads or writes state (``get_state``, ``update_state``,
+``get_state_history``, ``get_graph``...) passes through to the wrapped graph
+untouched, and a fresh input is not a resume and runs unchecked. A method
+that would run the graph past the check (``with_retry``, ``transform``,
+``pipe``...) is refused; ``GuardedGraph.graph`` reaches the unguarded graph
+on purpose.
 """
 
 from __future__ import annotations
@@ -117,7 +120,9 @@ class GuardedGraph:
     ``stream``, ``ainvoke``, ``astream``, ``get_state`` and the rest.
     """
 
-    def __init__(self, graph: Any, *, deps: Deps = None, acceptance: Acceptance | None = None) -> None:
+    def __init__(
+        self, graph: Any, *, deps: Deps = None, acceptance: Acceptance | None = None, bound: Any = None
+    ) -> None:
         for method in ("invoke", "get_state"):
             if not callable(getattr(graph, method, None)):
                 raise TypeError(f"guard_graph() takes a compiled LangGraph graph, got {type(graph).__name__}")
@@ -126,6 +131,8 @@ class GuardedGraph:
         self._graph = graph
         self._deps = deps if deps is None or callable(deps) else tuple(deps)
         self._acceptance = acceptance
+        #: Configuration bound with with_config(), merged under each call's own.
+        self._bound = bound
         self._check = resume_guard(deps=self._deps_of)(_admitted)
 
     @property
@@ -134,7 +141,19 @@ class GuardedGraph:
         return self._graph
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._graph, name)
+        value = getattr(self._graph, name)
+        if callable(value) and not name.startswith(_PASSED_PREFIXES) and name not in _PASSED:
+            raise AttributeError(
+                f"a guarded graph does not pass {name}() through: it could run the graph past the summary check. "
+                "Resume with invoke, ainvoke, stream, astream or astream_events (with_config binds "
+                "configuration); .graph is the unguarded graph, for what must bypass the check"
+            )
+        return value
+
+    def with_config(self, config: Any = None, **kwargs: Any) -> GuardedGraph:
+        """This guarded graph with configuration bound to every call (``Runnable.with_config``)."""
+        bound = _merge(self._bound, {**(config or {}), **kwargs})
+        return GuardedGraph(self._graph, deps=self._deps, acceptance=self._acceptance, bound=bound)
 
     def __repr__(self) -> str:
         return f"guard_graph({self._graph!r})"
@@ -158,14 +177,21 @@ class GuardedGraph:
         if not reason or not reason.strip():
             raise ValueError("accepting() needs a reason: the record is the new fact's provenance")
         names = frozenset([refs] if isinstance(refs, str) else refs)
-        acceptance = Acceptance(names, frozenset(ReconciliationKind(k) for k in kinds), reason, accepted_by)
+        accepted_kinds = frozenset(ReconciliationKind(k) for k in kinds)
+        if ReconciliationKind.REDERIVATION in accepted_kinds:
+            raise ValueError(
+                "accepting(kinds=['rederivation']) would waive every dropped reference at once; "
+                "a re-derivation is accepted per reference: pass the references instead"
+            )
+        acceptance = Acceptance(names, accepted_kinds, reason, accepted_by)
         if not acceptance.refs and not acceptance.kinds:
             raise ValueError("accepting() needs the references (or kinds) whose divergence is accepted")
-        return GuardedGraph(self._graph, deps=self._deps, acceptance=acceptance)
+        return GuardedGraph(self._graph, deps=self._deps, acceptance=acceptance, bound=self._bound)
 
     # -- runs ------------------------------------------------------------------------------
 
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        config = _merge(self._bound, config)
         admitted = self._admit(input, config, self._graph.get_state(config) if _is_resume(input) else None)
         if admitted is None:
             return self._graph.invoke(input, config, **kwargs)
@@ -174,11 +200,12 @@ class GuardedGraph:
         try:
             result = ctx.run(self._graph.invoke, input, run_config, **kwargs)
         except SummaryReconciliationError as error:
-            raise _enrich(error, run.turn.checkpoint)
+            raise _enrich(_plain(error), run.turn.checkpoint) from None
         _raise_swallowed(run)
         return result
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        config = _merge(self._bound, config)
         snapshot = await self._graph.aget_state(config) if _is_resume(input) else None
         admitted = self._admit(input, config, snapshot)
         if admitted is None:
@@ -188,13 +215,14 @@ class GuardedGraph:
         try:
             result = await self._graph.ainvoke(input, run_config, **kwargs)
         except SummaryReconciliationError as error:
-            raise _enrich(error, run.turn.checkpoint)
+            raise _enrich(_plain(error), run.turn.checkpoint) from None
         finally:
             _leave(tokens)
         _raise_swallowed(run)
         return result
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
+        config = _merge(self._bound, config)
         admitted = self._admit(input, config, self._graph.get_state(config) if _is_resume(input) else None)
         if admitted is None:
             yield from self._graph.stream(input, config, **kwargs)
@@ -209,7 +237,7 @@ class GuardedGraph:
                 except StopIteration:
                     return
                 except SummaryReconciliationError as error:
-                    raise _enrich(error, run.turn.checkpoint)
+                    raise _enrich(_plain(error), run.turn.checkpoint) from None
                 _raise_swallowed(run)
                 yield chunk
         finally:
@@ -217,17 +245,25 @@ class GuardedGraph:
             if close is not None:
                 ctx.run(close)
 
-    async def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+    def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        return self._aiterate("astream", input, config, kwargs)
+
+    def astream_events(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        """``astream_events``, checked like ``astream`` (the events of a refused resume never start)."""
+        return self._aiterate("astream_events", input, config, kwargs)
+
+    async def _aiterate(self, method: str, input: Any, config: Any, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
+        config = _merge(self._bound, config)
         snapshot = await self._graph.aget_state(config) if _is_resume(input) else None
         admitted = self._admit(input, config, snapshot)
         if admitted is None:
-            async for chunk in self._graph.astream(input, config, **kwargs):
+            async for chunk in getattr(self._graph, method)(input, config, **kwargs):
                 yield chunk
             return
         run_config, run = admitted
         tokens = _enter(run)
         try:
-            chunks = self._graph.astream(input, run_config, **kwargs)
+            chunks = getattr(self._graph, method)(input, run_config, **kwargs)
         finally:
             _leave(tokens)
         try:
@@ -239,7 +275,7 @@ class GuardedGraph:
                 except StopAsyncIteration:
                     return
                 except SummaryReconciliationError as error:
-                    raise _enrich(error, run.turn.checkpoint)
+                    raise _enrich(_plain(error), run.turn.checkpoint) from None
                 finally:
                     _leave(tokens)
                 _raise_swallowed(run)
@@ -248,12 +284,20 @@ class GuardedGraph:
             await chunks.aclose()
 
     def batch(self, inputs: Any, config: Any = None, **kwargs: Any) -> Any:
-        _refuse_batched_resume(inputs)
-        return self._graph.batch(inputs, config, **kwargs)
+        inputs = _refuse_batched_resume(inputs)
+        return self._graph.batch(inputs, _merge_each(self._bound, config), **kwargs)
 
     async def abatch(self, inputs: Any, config: Any = None, **kwargs: Any) -> Any:
-        _refuse_batched_resume(inputs)
-        return await self._graph.abatch(inputs, config, **kwargs)
+        inputs = _refuse_batched_resume(inputs)
+        return await self._graph.abatch(inputs, _merge_each(self._bound, config), **kwargs)
+
+    def batch_as_completed(self, inputs: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
+        inputs = _refuse_batched_resume(inputs)
+        return self._graph.batch_as_completed(inputs, _merge_each(self._bound, config), **kwargs)
+
+    def abatch_as_completed(self, inputs: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        inputs = _refuse_batched_resume(inputs)
+        return self._graph.abatch_as_completed(inputs, _merge_each(self._bound, config), **kwargs)
 
     # -- admission ---------------------------------------------------------------------------
 
@@ -263,7 +307,11 @@ class GuardedGraph:
 
     def _admit(self, input: Any, config: Any, snapshot: Any) -> tuple[Any, GuardedRun] | None:
         """Check a resume; returns the pinned config and the run to enter, or None if not a resume."""
-        if snapshot is None or not snapshot.next:
+        if snapshot is None:
+            return None
+        if not snapshot.next and not (input is not None and _values(snapshot)):
+            # Nothing pending: None finds nothing to run, but a Command (goto=, update=)
+            # on a thread with state still continues from that state.
             return None
         acceptance = self._acceptance
         token = _accepting.set(acceptance)
@@ -317,19 +365,45 @@ def guard_graph(graph: Any, *, deps: Deps = None) -> GuardedGraph:
 
 
 def _is_resume(input: Any) -> bool:
+    """None, or any ``Command``: ``resume=``, ``update=`` and ``goto=`` all continue the thread from its checkpoint."""
     if input is None:
         return True
     types = sys.modules.get("langgraph.types")
     command = getattr(types, "Command", None)
-    return command is not None and isinstance(input, command) and input.resume is not None
+    return command is not None and isinstance(input, command)
 
 
-def _refuse_batched_resume(inputs: Any) -> None:
+#: Callables of a compiled graph that never run a node: passed through as they are.
+_PASSED_PREFIXES = ("get_", "aget_", "update_state", "aupdate_state", "bulk_update_state", "abulk_update_state")
+_PASSED = frozenset({"clear_cache", "aclear_cache", "config_schema"})
+
+
+def _merge(bound: Any, config: Any) -> Any:
+    """``config`` over the configuration bound with ``with_config`` (configurable keys merged)."""
+    if not bound:
+        return config
+    if not config:
+        return dict(bound)
+    merged = {**bound, **config}
+    if "configurable" in bound and "configurable" in config:
+        merged["configurable"] = {**bound["configurable"], **config["configurable"]}
+    return merged
+
+
+def _merge_each(bound: Any, config: Any) -> Any:
+    if isinstance(config, (list, tuple)):
+        return [_merge(bound, c) for c in config]
+    return _merge(bound, config)
+
+
+def _refuse_batched_resume(inputs: Any) -> list[Any]:
+    inputs = list(inputs)
     if any(_is_resume(i) for i in inputs):
         raise TypeError(
             "a guarded graph does not resume threads in a batch (the check could not be pinned per thread); "
             "resume each thread with invoke() or stream()"
         )
+    return inputs
 
 
 def _pin(config: Any, snapshot: Any) -> dict[str, Any]:
@@ -352,10 +426,50 @@ def _leave(tokens: list[tuple[contextvars.ContextVar[Any], contextvars.Token[Any
         var.reset(token)
 
 
+_stop_types: dict[type, type] = {}
+
+
+def bubbling(error: SummaryReconciliationError) -> SummaryReconciliationError:
+    """The refusal as LangGraph must see it inside a guarded run: a ``GraphBubbleUp`` too.
+
+    ``ToolNode(handle_tool_errors=True)`` turns an ordinary exception into a
+    message for the model and the run goes on; a ``GraphBubbleUp`` passes
+    through it, and through the retry policies, and stops the run at the step
+    that refused. Outside a guarded run, the error is returned as it is.
+    """
+    errors = sys.modules.get("langgraph.errors")
+    if _run.get() is None or errors is None:
+        return error
+    base = errors.GraphBubbleUp
+    stop = _stop_types.get(base)
+    if stop is None:
+        stop = _stop_types[base] = type(
+            "ReconciliationStop",
+            (SummaryReconciliationError, base),
+            {"__module__": __name__, "__doc__": "A reconciliation error travelling through a LangGraph run."},
+        )
+    bubble = stop(
+        error.summary_generation, error.checkpoint_turn, error.missing_ref, error.reason,
+        kind=error.kind, details=error.details,
+    )
+    return bubble
+
+
+def _plain(error: SummaryReconciliationError) -> SummaryReconciliationError:
+    """A ``ReconciliationStop`` back as the plain error the caller catches (same fields, same traceback)."""
+    if type(error) not in _stop_types.values():
+        return error
+    plain = SummaryReconciliationError(
+        error.summary_generation, error.checkpoint_turn, error.missing_ref, error.reason,
+        kind=error.kind, details=error.details,
+    )
+    return plain.with_traceback(error.__traceback__)
+
+
 def _raise_swallowed(run: GuardedRun) -> None:
     """A refusal caught on its way out (``ToolNode(handle_tool_errors=True)``) still stops the run."""
     if run.refused:
-        raise _enrich(run.refused[0], run.turn.checkpoint)
+        raise _enrich(_plain(run.refused[0]), run.turn.checkpoint)
 
 
 def is_langgraph_checkpoint(checkpoint: Any) -> bool:

@@ -17,6 +17,7 @@ provenance compounds a loss nobody recorded.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -73,6 +74,10 @@ class Stamper:
         if running is None and stamp is None:
             return None
         note = unstamped_note(values)
+        if note is not None and _adopted(current_run()):
+            # The controller accepted this summary's unknown provenance on record when it
+            # admitted the resume: it becomes the base of a fresh lineage (generation 1).
+            return None
         if note is not None:
             generation = stamp.get("generation") if isinstance(stamp, Mapping) else None
             raise SummaryReconciliationError(
@@ -86,10 +91,25 @@ class Stamper:
         return summary
 
 
+def _adopted(run: Any) -> bool:
+    """Whether the resumed run accepted, on record, a summary it could not vouch for."""
+    if run is None:
+        return False
+    unvouched = (ReconciliationKind.NO_SUMMARY, ReconciliationKind.GENERATION_MISMATCH)
+    return any(record.kind in unvouched for record in run.turn.divergences)
+
+
 def _as_mapping(state: Any) -> Mapping[str, Any]:
+    """The channels of a state: a mapping, a dataclass (slots too), a pydantic model or any object."""
     if isinstance(state, Mapping):
         return state
-    return dict(getattr(state, "__dict__", {}))  # a pydantic or dataclass state
+    if dataclasses.is_dataclass(state):
+        return {f.name: getattr(state, f.name) for f in dataclasses.fields(state) if hasattr(state, f.name)}
+    values = getattr(state, "__dict__", None)
+    if isinstance(values, Mapping):
+        return dict(values)
+    names = [n for cls in type(state).__mro__ for n in getattr(cls, "__slots__", ())]
+    return {n: getattr(state, n) for n in names if isinstance(n, str) and hasattr(state, n)}
 
 
 def _write(update: Mapping[str, Any], where: str | None, stamp: Any) -> dict[str, Any]:

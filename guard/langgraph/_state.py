@@ -105,8 +105,15 @@ def read_stamp(stamp: Any, text: str | None) -> tuple[Summary, Mapping[str, Any]
 
 def unstamped_note(values: Any) -> str | None:
     """Why a state's summary cannot be vouched for, for people (None when it can)."""
-    running, stamp, _ = locate(values)
+    running, stamp, where = locate(values)
     if running is not None and stamp is None:
+        if where is None and isinstance(values, Mapping) and STAMP_KEY not in values:
+            return (
+                "the running summary in this checkpoint carries no summaryguard stamp: either its summarization "
+                "node is not wrapped with stamp_summaries(), or the graph's state has no 'summaryguard' key, so "
+                "LangGraph discarded the stamp (declare `summaryguard: dict` in the state schema), and what "
+                "the summary dropped is unknown"
+            )
         return (
             "the running summary in this checkpoint carries no summaryguard stamp: it was produced by a "
             "summarization node not wrapped with stamp_summaries(), so what it dropped is unknown"

@@ -7,9 +7,10 @@ checkpointer and fake chat models keep it fast and offline).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import subprocess
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 
@@ -17,10 +18,11 @@ pytest.importorskip("langgraph")
 pytest.importorskip("langmem")
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage  # noqa: E402
 from langchain_core.tools import BaseTool, tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
+from langgraph.graph.message import add_messages  # noqa: E402
 from langgraph.prebuilt import ToolNode  # noqa: E402
 from langgraph.types import Command, interrupt  # noqa: E402
 from langmem.short_term import RunningSummary, SummarizationNode  # noqa: E402
@@ -368,26 +370,51 @@ def test_a_resume_with_command_is_checked() -> None:
     assert result["messages"][-1].content == "ok yes" and calls.made == ["vm-1", "vm-2"]
 
 
-def test_a_refusal_swallowed_by_a_tool_node_still_stops_the_run() -> None:
+@pytest.mark.parametrize("how", ["invoke", "stream", "ainvoke", "astream", "astream_events"])
+def test_a_refusal_under_a_tool_node_that_handles_errors_stops_the_run_at_that_step(how: str) -> None:
+    """ToolNode(handle_tool_errors=True) would turn the refusal into a message and go on: it must not."""
     calls = Calls()
     make_vm = guard_tool(tool("create_vm", description="Make a VM.")(calls.make))
+    after_ran: list[str] = []
 
     def ask_again(state: State) -> dict[str, Any]:
         return {"messages": [AIMessage("", id="a9", tool_calls=[{"name": "create_vm", "args": {}, "id": "c9"}])]}
 
+    def after(state: State) -> dict[str, Any]:
+        after_ran.append("after")  # a side effect of the step after the refused one
+        return {}
+
     graph = _graph(then=ask_again)
     builder_graph = graph.builder
     builder_graph.add_node("tools", ToolNode([make_vm], handle_tool_errors=True))
+    builder_graph.add_node("after", after)
     builder_graph.edges.discard(("then", END))
     builder_graph.add_edge("then", "tools")
-    builder_graph.add_edge("tools", END)
+    builder_graph.add_edge("tools", "after")
+    builder_graph.add_edge("after", END)
     guarded = guard_graph(builder_graph.compile(checkpointer=InMemorySaver(), interrupt_before=["then"]))
     guarded.invoke({"messages": _conversation(), "context": {}}, THREAD)
+
+    async def drain(chunks: Any) -> None:
+        async for _ in chunks:
+            pass
+
+    runs = {
+        "invoke": lambda: guarded.invoke(None, THREAD),
+        "stream": lambda: list(guarded.stream(None, THREAD)),
+        "ainvoke": lambda: asyncio.run(guarded.ainvoke(None, THREAD)),
+        "astream": lambda: asyncio.run(drain(guarded.astream(None, THREAD))),
+        "astream_events": lambda: asyncio.run(drain(guarded.astream_events(None, THREAD, version="v2"))),
+    }
     with pytest.raises(SummaryReconciliationError) as caught:
-        guarded.invoke(None, THREAD)
+        runs[how]()
+    assert type(caught.value) is SummaryReconciliationError  # the plain error, whatever carried it through LangGraph
     assert caught.value.kind is ReconciliationKind.REDERIVATION and calls.made == []
-    error_message = guarded.get_state(THREAD).values["messages"][-1]
-    assert error_message.status == "error"  # what the ToolNode made of it; the run stopped anyway
+    assert caught.value.details["thread_id"] == THREAD["configurable"]["thread_id"]
+    assert after_ran == []
+    state = guarded.get_state(THREAD)
+    assert state.next == ("tools",)  # stopped at the refusing step, which wrote nothing
+    assert state.values["messages"][-1].id == "a9"
 
 
 def test_a_summarization_during_the_resumed_run_extends_what_tools_refuse() -> None:
@@ -439,6 +466,101 @@ def test_the_async_stream_and_batch_paths() -> None:
     assert asyncio.run(graph.abatch([fresh], {"configurable": {"thread_id": "c"}}))
 
 
+@pytest.mark.parametrize(
+    "command",
+    [Command(update={"messages": [HumanMessage("go on", id="u1")]}), Command(goto="then")],
+    ids=["update", "goto"],
+)
+def test_every_command_continuing_a_thread_is_checked(command: Any) -> None:
+    calls = Calls()
+    make_vm = guard_tool(tool("create_vm", description="Make a VM.")(calls.make))
+    graph = guard_graph(_graph(then=lambda state: {"messages": [AIMessage(make_vm.invoke({}), id="r")]}))
+    _paused(graph)
+    with pytest.raises(SummaryReconciliationError) as caught:
+        graph.invoke(command, THREAD)
+    assert caught.value.kind is ReconciliationKind.REDERIVATION and calls.made == []
+
+
+def test_methods_that_would_run_the_graph_unchecked_are_refused_and_with_config_stays_guarded() -> None:
+    calls = Calls()
+    make_vm = guard_tool(tool("create_vm", description="Make a VM.")(calls.make))
+    graph = guard_graph(_graph(then=lambda state: {"messages": [AIMessage(make_vm.invoke({}), id="r")]}))
+    _paused(graph)
+    for name in ("with_retry", "with_fallbacks", "with_listeners", "transform", "atransform", "pipe", "bind", "copy"):
+        with pytest.raises(AttributeError, match=f"does not pass {name}\\(\\) through"):
+            getattr(graph, name)
+    assert not hasattr(graph, "astream_log")
+    assert graph.get_graph() is not None and graph.name == graph.graph.name  # reading passes through
+    bound = graph.with_config({"recursion_limit": 50}, tags=["resume"])
+    assert isinstance(bound, GuardedGraph)
+    with pytest.raises(SummaryReconciliationError):
+        bound.invoke(None, THREAD)
+    for run in (lambda: list(graph.batch_as_completed([None], THREAD)),
+                lambda: asyncio.run(_drain(graph.abatch_as_completed([None], THREAD)))):
+        with pytest.raises(TypeError, match="in a batch"):
+            run()
+    assert calls.made == []
+    accepted = bound.accepting("create_vm", reason="a new VM is fine")
+    assert accepted._bound == bound._bound  # acceptance keeps the bound configuration
+    assert accepted.invoke(None, THREAD)["messages"][-1].content == "vm-1"
+
+
+async def _drain(chunks: Any) -> list[Any]:
+    return [chunk async for chunk in chunks]
+
+
+def test_with_config_merges_under_each_call() -> None:
+    from summaryguard.guard.langgraph._graph import _merge, _merge_each
+
+    bound = {"configurable": {"thread_id": "a", "user": "u"}, "tags": ["x"]}
+    assert _merge(None, THREAD) is THREAD and _merge(bound, None) == bound
+    assert _merge(bound, {"configurable": {"thread_id": "b"}}) == {"configurable": {"thread_id": "b", "user": "u"}, "tags": ["x"]}
+    assert _merge_each(bound, [None, {"tags": []}]) == [bound, {**bound, "tags": []}]
+
+
+def test_accepting_rederivation_as_a_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="accepted per reference"):
+        guard_graph(_graph()).accepting(kinds=["rederivation"], reason="all of them")
+
+
+@dataclasses.dataclass(slots=True)
+class Slotted:
+    """A state with no __dict__ (LangGraph resolves its annotations, so it lives at module level)."""
+
+    messages: Annotated[list[AnyMessage], add_messages] = dataclasses.field(default_factory=list)
+    context: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def test_a_slots_dataclass_state_is_stamped_with_its_drops() -> None:
+    from langchain_core.messages import RemoveMessage, SystemMessage
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+    def summarize(state: Slotted) -> dict[str, Any]:
+        folded = {m.id for m in state.messages[:3]}
+        return {
+            "context": {"running_summary": RunningSummary("A VM was created.", folded, "t1")},
+            "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), SystemMessage("A VM was created.", id="s"), *state.messages[3:]],
+        }
+
+    builder = StateGraph(Slotted)
+    builder.add_node("summarize", stamp_summaries(summarize))
+    builder.add_node("then", lambda state: {})
+    builder.add_edge(START, "summarize")
+    builder.add_edge("summarize", "then")
+    builder.add_edge("then", END)
+    graph = guard_graph(builder.compile(checkpointer=InMemorySaver(), interrupt_before=["then"]))
+    graph.invoke({"messages": _conversation(), "context": {}}, THREAD)
+    [dropped] = graph.get_state(THREAD).values["context"]["summaryguard"]["drop_manifest"]
+    assert (dropped["ref"], dropped["last_known"]) == ("create_vm", "vm-1")
+
+
+def test_the_note_for_a_top_level_summary_names_the_missing_state_key() -> None:
+    running = RunningSummary("made a VM", {"h1"}, "h1")
+    assert "no 'summaryguard' key" in (_state.unstamped_note({"messages": [], "summary": running}) or "")
+    note = _state.unstamped_note({"messages": [], "summary": running, "summaryguard": None}) or ""
+    assert "not wrapped with stamp_summaries()" in note and "summaryguard' key" not in note
+
+
 def test_guard_graph_refuses_what_it_cannot_guard() -> None:
     with pytest.raises(TypeError, match="compiled LangGraph graph"):
         guard_graph(object())
@@ -457,6 +579,40 @@ def test_accepting_a_kind_adopts_an_unstamped_thread() -> None:
     _paused(graph)
     result = graph.accepting(kinds=[ReconciliationKind.NO_SUMMARY], reason="adopt").invoke(None, THREAD)
     assert result["messages"][-1].content == "done"
+
+
+def test_an_adopted_thread_can_be_summarized_again_and_starts_a_lineage() -> None:
+    """Summarized before summaryguard, adopted on record: its next stamped summarization must not refuse."""
+    calls = Calls()
+    make_vm = guard_tool(tool("create_vm", description="Make a VM.")(calls.make))
+    old = StateGraph(State)
+    old.add_node("summarize", _summarizer("A VM was created."))  # not stamped: before summaryguard
+    old.add_node("then", lambda state: {})
+    old.add_edge(START, "summarize")
+    old.add_edge("summarize", "then")
+    old.add_edge("then", END)
+    saver = InMemorySaver()
+    old.compile(checkpointer=saver, interrupt_before=["then"]).invoke({"messages": _conversation(), "context": {}}, THREAD)
+
+    def work_then_summarize(state: State) -> dict[str, Any]:
+        return {"messages": [AIMessage(f"now {len(state['messages'])} messages", id="w"),
+                             ToolMessage(make_vm.invoke({}), name="create_vm", tool_call_id="c2", id="t2"),
+                             AIMessage("and a long explanation of the disk options that follows it " * 3, id="a3")]}
+
+    new = StateGraph(State)
+    new.add_node("summarize", stamp_summaries(_summarizer("A VM was created.")))
+    new.add_node("then", work_then_summarize)
+    new.add_node("summarize_again", stamp_summaries(_summarizer("Two VMs were created.")))
+    new.add_edge(START, "summarize")
+    new.add_edge("summarize", "then")
+    new.add_edge("then", "summarize_again")
+    new.add_edge("summarize_again", END)
+    graph = guard_graph(new.compile(checkpointer=saver, interrupt_before=["then"]))
+    adopted = graph.accepting(kinds=["no-summary", "generation-mismatch"], reason="adopt the old thread")
+    adopted.invoke(None, THREAD)
+    stamp = graph.get_state(THREAD).values["context"]["summaryguard"]
+    assert stamp["generation"] == 1 and stamp["parent_generation"] is None  # a fresh lineage
+    assert calls.made == ["vm-1"]
 
 
 # -- tools ----------------------------------------------------------------------------------------
