@@ -16,6 +16,12 @@ class SoftResumeCheck(LintRule):
     resume it was meant to protect is then not reported again (one defect,
     one finding).
 
+    A check whose failing branch sets a flag (``ok = False``, ``stale =
+    True``) or records the problem (``problems.append(...)``) is fail-closed
+    when, on every path, a later ``if not ok:`` / ``if problems:`` raises or
+    returns before the resume; it is soft when the flag is never acted on
+    before the resume, or is reset, or is acted on only on some paths.
+
     ## Why is this bad?
     The check shows the author knew the summary might be stale, partial or
     incomplete, yet the agent resumes from it anyway. The failure stays
@@ -37,8 +43,9 @@ class SoftResumeCheck(LintRule):
     ```
 
     ## Known problems
-    A flag set in the failing branch is followed when a later ``if flag:``
-    raises; flags carried through other objects or functions are not.
+    Flags are followed as plain local names (bound only by ``x = ...``, filled
+    with ``append``/``add``/``x[k] = v``); a flag kept in an attribute, or
+    passed to another function that changes it, is not followed.
     """
 
     code = "SG104"
@@ -62,6 +69,43 @@ class SoftResumeCheck(LintRule):
                 return agent.resume(summary)
             """
         ),
+        Valid(
+            """
+            from summaryguard.guard import SummaryReconciliationError
+
+            def recover(checkpoint, agent, deps):
+                summary = checkpoint.summary
+                problems = []
+                if summary is None or summary.generation != checkpoint.summary_generation:
+                    problems.append("generation")
+                if summary.partial:
+                    problems.append("partial")
+                for ref in deps:
+                    if ref not in summary.verbatim_refs:
+                        problems.append(f"missing {ref}")
+                if problems:
+                    raise SummaryReconciliationError(", ".join(problems))
+                return agent.resume(summary, checkpoint.turn)
+            """
+        ),
+        Valid(
+            """
+            from summaryguard.guard import SummaryReconciliationError
+
+            def recover(checkpoint, agent, deps):
+                summary = checkpoint.summary
+                ok = True
+                if summary.generation != checkpoint.summary_generation:
+                    ok = False
+                if summary.partial:
+                    ok = False
+                if any(ref not in summary.verbatim_refs for ref in deps):
+                    ok = False
+                if not ok:
+                    raise SummaryReconciliationError("cannot resume")
+                return agent.resume(summary, checkpoint.turn)
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -77,6 +121,26 @@ class SoftResumeCheck(LintRule):
                     if ref not in summary.verbatim_refs:
                         raise RuntimeError(ref)
                 return agent.resume(summary)
+            """
+        ),
+        Invalid(
+            """
+            from summaryguard.guard import SummaryReconciliationError
+
+            def recover(checkpoint, agent, deps):
+                summary = checkpoint.summary
+                problems = []
+                if summary.generation != checkpoint.summary_generation:  # expect: SG104
+                    problems.append("generation")
+                if summary.partial:
+                    raise SummaryReconciliationError("partial")
+                for ref in deps:
+                    ok = True
+                    if ref not in summary.verbatim_refs:  # expect: SG104
+                        ok = False
+                if not ok:  # only the last reference's check reaches here
+                    raise SummaryReconciliationError("missing reference")
+                return agent.resume(summary, degraded=bool(problems))
             """
         ),
     ]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from . import lexicon
-from .conditions import ALL_KINDS, DEPS, Context, Facts
+from .conditions import ALL_KINDS, DEPS, Context
 from .names import dotted, last_segment, shown
 from .project import FunctionInfo, Project
 from .summaries import BOTTOM, Soft, Summary
@@ -105,7 +105,6 @@ class Evidence(Context):
         self.summaries = summaries
         self.assigned: dict[str, list[cst.BaseExpression]] = {}
         self.attr_reads: dict[str, set[str]] = {}
-        self.flags: dict[str, Facts] = {}
         self.callees: set[FunctionInfo] = set()
         self._resolved: dict[cst.Call, FunctionInfo | None] = {}
         self._profiles: dict[cst.CSTNode, _Profile] = {}
@@ -505,9 +504,6 @@ class Evidence(Context):
     def definition(self, name: str) -> cst.BaseExpression | None:
         values = self.assigned.get(name)
         return values[-1] if values and len(values) == 1 else None
-
-    def flag(self, name: str) -> Facts | None:
-        return self.flags.get(name)
 
     def predicate(self, call: cst.Call) -> frozenset[str] | None:
         callee = self.resolve(call)

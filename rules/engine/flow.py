@@ -9,6 +9,11 @@ That covers if/elif/else, try/except/else/finally, with, for/while (+else),
 match, early return/raise and break/continue without building an explicit
 graph.
 
+A flag or a problem list (``ok = False`` / ``problems.append(...)`` in a
+failing branch, acted on by a later ``if not ok: raise``) is followed through
+``flags``: what each such name's truthiness proves on the paths reaching a
+point (see :mod:`.flags`).
+
 Alongside, ``soft`` remembers checks that exist but cannot stop the resume (a
 failing branch that falls through, an ``assert``, a handler that swallows a
 validator's error). A resume lacking a kind that a soft check covers consumes
@@ -18,13 +23,14 @@ instead of at the resume (SG101-103).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 
+from . import flags as flagging
 from . import lexicon
-from .conditions import ALL_KINDS, Facts, classify
+from .conditions import ALL_KINDS, Context, Facts, classify
 from .evidence import Evidence
 from .names import dotted, last_segment
 from .summaries import Site, Soft, Summary
@@ -36,18 +42,36 @@ _NONE: frozenset[str] = frozenset()
 _BROAD = frozenset({"Exception", "BaseException"})
 
 
+_NO_FLAGS: Mapping[str, Facts] = {}
+_NOTHING = Facts()
+
+
 @dataclass(frozen=True)
 class State:
     hard: frozenset[str] = _NONE
     soft: frozenset[Soft] = frozenset()
+    #: Flag name -> kinds that hold on this path when it is truthy / falsy (beyond ``hard``).
+    flags: Mapping[str, Facts] = field(default_factory=lambda: _NO_FLAGS)
 
     def add(self, kinds: Iterable[str]) -> State:
         kinds = frozenset(kinds)
-        return self if kinds <= self.hard else State(self.hard | kinds, self.soft)
+        return self if kinds <= self.hard else State(self.hard | kinds, self.soft, self.flags)
 
     def add_soft(self, softs: Iterable[Soft]) -> State:
         softs = frozenset(softs)
-        return self if not softs else State(self.hard, self.soft | softs)
+        return self if not softs else State(self.hard, self.soft | softs, self.flags)
+
+    def with_flags(self, flags: Mapping[str, Facts]) -> State:
+        return State(self.hard, self.soft, flags)
+
+    def forget(self, names: Iterable[str]) -> State:
+        """The same state without what it knew about ``names`` (they may have changed)."""
+        if not self.flags:
+            return self
+        gone = set(names)
+        if not gone & self.flags.keys():
+            return self
+        return self.with_flags({k: v for k, v in self.flags.items() if k not in gone})
 
 
 def join(states: Iterable[State | None]) -> State | None:
@@ -59,7 +83,43 @@ def join(states: Iterable[State | None]) -> State | None:
     for s in present[1:]:
         hard = hard & s.hard
         soft = soft | s.soft
-    return State(hard, soft)
+    return State(hard, soft, _join_flags(present, hard))
+
+
+def _join_flags(present: list[State], hard: frozenset[str]) -> Mapping[str, Facts]:
+    """A flag proves on the join what it proves on every path (or the path proves anyway)."""
+    if not any(s.flags for s in present):
+        return _NO_FLAGS
+    if len(present) == 1:
+        return present[0].flags
+    joined: dict[str, Facts] = {}
+    for name in {n for s in present for n in s.flags}:
+        when_true = when_false = ALL_KINDS
+        for s in present:
+            facts = s.flags.get(name, _NOTHING)
+            when_true = when_true & (s.hard | facts.when_true)
+            when_false = when_false & (s.hard | facts.when_false)
+        facts = Facts(when_true - hard, when_false - hard)
+        if facts.when_true or facts.when_false:
+            joined[name] = facts
+    return joined
+
+
+class _At(Context):
+    """:func:`classify` at one point of the flow: the function's evidence plus the flags there."""
+
+    def __init__(self, evidence: Evidence, flags: Mapping[str, Facts]) -> None:
+        self.ev = evidence
+        self.flags = flags
+
+    def definition(self, name: str) -> cst.BaseExpression | None:
+        return self.ev.definition(name)
+
+    def flag(self, name: str) -> Facts | None:
+        return self.flags.get(name)
+
+    def predicate(self, call: cst.Call) -> frozenset[str] | None:
+        return self.ev.predicate(call)
 
 
 @dataclass
@@ -96,6 +156,7 @@ class FlowAnalysis:
         self.consumed: set[Soft] = set()
         self.direct: list[Direct] = []
         self.outcome: Outcome | None = None
+        self._flag_names: frozenset[str] | None = None
 
     # -- driver --------------------------------------------------------------------------
 
@@ -152,7 +213,7 @@ class FlowAnalysis:
                 parts.append(ALL_KINDS)
                 continue
             valued = True
-            parts.append(state.hard | classify(ret.value, self.ev).when_true)
+            parts.append(state.hard | classify(ret.value, self._ctx(state)).when_true)
         if self.outcome.fall is not None:
             parts.append(ALL_KINDS)
         if not valued:
@@ -161,6 +222,65 @@ class FlowAnalysis:
         return _NONE if result == ALL_KINDS and all(
             bool_literal(r.value) is False for _, r in self.outcome.returns if r.value is not None
         ) else result
+
+    # -- flags -------------------------------------------------------------------------
+
+    def _ctx(self, state: State) -> Context:
+        """What :func:`classify` asks at ``state``."""
+        return _At(self.ev, state.flags) if state.flags else self.ev
+
+    def _flags_after(self, stmt: Stmt, state: State) -> State:
+        """``state`` after a small statement that binds, fills or marks a flag."""
+        found = flagging.effects(stmt)
+        if not found:
+            return state
+        if self._flag_names is None:
+            self._flag_names = flagging.candidates(self.fn.body)
+        names = self._flag_names
+        updated = dict(state.flags)
+        for name, kind, value in found:
+            if name not in names:
+                continue
+            if kind == flagging.TRUTHY:
+                updated[name] = Facts(_NONE, ALL_KINDS)
+            elif kind == flagging.FALSY:
+                updated[name] = Facts(ALL_KINDS, _NONE)
+            elif kind == flagging.GROWS:
+                # Falsy still means nothing was added; truthy may be new.
+                previous = updated.get(name, _NOTHING)
+                updated[name] = Facts(_NONE, previous.when_false)
+            else:
+                facts = classify(value, self._ctx(state)) if value is not None else _NOTHING
+                updated[name] = facts
+            if not (updated[name].when_true or updated[name].when_false):
+                del updated[name]
+        return state.with_flags(updated)
+
+    def _test_facts(self, test: cst.BaseExpression, state: State) -> tuple[Facts, Facts]:
+        """What ``test`` proves at ``state``, and what it checks itself. A flag's kinds
+        were checked where it was set: if nothing stops the resume, that check is the
+        soft one (reported once, there), not the ``if`` on the flag."""
+        if not state.flags:
+            facts = classify(test, self.ev)
+            return facts, facts
+        return classify(test, self._ctx(state)), classify(test, self.ev)
+
+    def _loop_entry(self, ways: Mapping[str, str], state: State) -> State:
+        """Enter a loop body with what holds on *every* iteration: a flag the body only
+        sets one way (``ways``, see :func:`.flags.directions`) keeps what its other
+        value proved; any other is forgotten."""
+        if not state.flags:
+            return state
+        kept: dict[str, Facts] = {}
+        for name, facts in state.flags.items():
+            way = ways.get(name)
+            if way is None:
+                kept[name] = facts
+            elif way == flagging.TRUTHY and facts.when_false:
+                kept[name] = Facts(_NONE, facts.when_false)
+            elif way == flagging.FALSY and facts.when_true:
+                kept[name] = Facts(facts.when_true, _NONE)
+        return state.with_flags(kept)
 
     # -- statements ----------------------------------------------------------------------
 
@@ -181,7 +301,7 @@ class FlowAnalysis:
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return Outcome(state)
         after, raises = self.expr(stmt, state)
-        return Outcome(None if raises else after)
+        return Outcome(None if raises else self._flags_after(stmt, after))
 
     def expr(self, node: cst.CSTNode | None, state: State) -> tuple[State, bool]:
         """Record the resumes in ``node`` at ``state``; apply validators it calls."""
@@ -230,9 +350,9 @@ class FlowAnalysis:
 
     def _Assert(self, stmt: cst.Assert, state: State) -> Outcome:
         after, raises = self.expr(stmt.test, state)
-        facts = classify(stmt.test, self.ev)
+        _, own = self._test_facts(stmt.test, after)
         detail = "an `assert` is removed by `python -O`, so it cannot stop the resume"
-        softs = [Soft(k, "SG104", stmt, self.path, detail) for k in facts.when_true - after.hard]
+        softs = [Soft(k, "SG104", stmt, self.path, detail) for k in own.when_true - after.hard]
         return Outcome(None if raises else after.add_soft(softs))
 
     def _If(self, stmt: cst.If, state: State) -> Outcome:
@@ -246,14 +366,11 @@ class FlowAnalysis:
             if raises:
                 entry = None
                 break
-            facts = classify(current.test, self.ev)
+            facts, own = self._test_facts(current.test, st)
             detail = "its failing branch does not raise or return, so the resume runs anyway"
-            fail_true = [Soft(k, "SG104", current, self.path, detail) for k in facts.when_false - st.hard]
-            fail_false = [Soft(k, "SG104", current, self.path, detail) for k in facts.when_true - st.hard]
-            body_stmts = statements(current.body)
-            if facts.when_false:
-                self._note_flags(body_stmts, facts.when_false)
-            body = self.block(body_stmts, st.add(facts.when_true).add_soft(fail_true))
+            fail_true = [Soft(k, "SG104", current, self.path, detail) for k in own.when_false - st.hard]
+            fail_false = [Soft(k, "SG104", current, self.path, detail) for k in own.when_true - st.hard]
+            body = self.block(statements(current.body), st.add(facts.when_true).add_soft(fail_true))
             out.absorb(body)
             falls.append(body.fall)
             entry = st.add(facts.when_false).add_soft(fail_false)
@@ -262,10 +379,7 @@ class FlowAnalysis:
                 current = orelse
                 continue
             if orelse is not None:
-                else_stmts = statements(orelse.body)
-                if facts.when_true:
-                    self._note_flags(else_stmts, facts.when_true)
-                other = self.block(else_stmts, entry)
+                other = self.block(statements(orelse.body), entry)
                 out.absorb(other)
                 entry = other.fall
             current = None
@@ -273,40 +387,42 @@ class FlowAnalysis:
         out.fall = join(falls)
         return out
 
-    def _note_flags(self, failing: Sequence[Stmt], kinds: frozenset[str]) -> None:
-        """``stale = True`` in a failing branch: a later ``if stale: raise`` is the real check."""
-        for stmt in failing:
-            if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
-                target = stmt.targets[0].target
-                literal = bool_literal(stmt.value)
-                if isinstance(target, cst.Name) and literal is not None:
-                    self.ev.flags[target.value] = Facts(_NONE, kinds) if literal else Facts(kinds, _NONE)
-
     def _For(self, stmt: cst.For, state: State) -> Outcome:
         st, raises = self.expr(stmt.iter, state)
         if raises:
             return Outcome(None)
-        body = self.block(statements(stmt.body), st)
+        body_stmts = statements(stmt.body)
+        ways = flagging.directions(body_stmts) if body_stmts else {}
+        body = self.block(body_stmts, self._loop_entry(ways, st))
         # Kinds checked for every element hold after the loop (zero elements: vacuously).
         after = join([body.fall, *body.continues]) or st
-        after = State(after.hard, after.soft | st.soft)
-        return self._loop_exit(stmt, body, after)
+        after = State(after.hard, after.soft | st.soft, after.flags)
+        return self._loop_exit(stmt, body, after, ways)
 
     def _While(self, stmt: cst.While, state: State) -> Outcome:
         st, raises = self.expr(stmt.test, state)
         if raises:
             return Outcome(None)
-        body = self.block(statements(stmt.body), st)
+        body_stmts = statements(stmt.body)
+        ways = flagging.directions(body_stmts) if body_stmts else {}
+        body = self.block(body_stmts, self._loop_entry(ways, st))
         infinite = bool_literal(stmt.test) is True
         after = join([] if infinite else [st, body.fall, *body.continues])
-        return self._loop_exit(stmt, body, after)
+        return self._loop_exit(stmt, body, after, ways)
 
-    def _loop_exit(self, stmt: cst.For | cst.While, body: Outcome, after: State | None) -> Outcome:
+    def _loop_exit(
+        self, stmt: cst.For | cst.While, body: Outcome, after: State | None, ways: Mapping[str, str]
+    ) -> Outcome:
+        # A flag the body sets both ways speaks, after the loop, of the last iteration only.
+        mixed = [name for name, way in ways.items() if way == flagging.VALUE]
+        if after is not None and mixed:
+            after = after.forget(mixed)
         if stmt.orelse is not None and after is not None:
             other = self.block(statements(stmt.orelse.body), after)
         else:
             other = Outcome(after)
-        out = Outcome(join([other.fall, *body.breaks]), returns=body.returns + other.returns)
+        breaks = [s.forget(mixed) for s in body.breaks] if mixed else body.breaks
+        out = Outcome(join([other.fall, *breaks]), returns=body.returns + other.returns)
         out.breaks.extend(other.breaks)
         out.continues.extend(other.continues)
         return out
@@ -325,14 +441,17 @@ class FlowAnalysis:
         out.absorb(body)
         out.absorb(other)
         falls: list[State | None] = [other.fall]
+        # A handler runs after any part of the body: flags the body sets may be either way.
+        raised_at = state.forget(flagging.touched(statements(stmt.body))) if state.flags else state
         for handler in stmt.handlers:
-            falls.append(self._handler(handler, state, gained, raised, body_sites, out))
+            falls.append(self._handler(handler, raised_at, gained, raised, body_sites, out))
         fall = join(falls)
         if stmt.finalbody is not None:
             final_stmts = statements(stmt.finalbody.body)
             # Entered while an exception propagates (from any point of the try):
             # only what held before the try is certain there.
-            self.block(final_stmts, join([state, fall]))
+            unwinding = state.forget(flagging.touched(_try_blocks(stmt))) if state.flags else state
+            self.block(final_stmts, join([unwinding, fall]))
             if fall is not None:
                 final = self.block(final_stmts, fall)
                 out.absorb(final)
@@ -440,7 +559,9 @@ class FlowAnalysis:
             )
         gained = body.fall.hard - st.hard if body.fall is not None else _NONE
         detail = "it suppresses the failed resume check and the code goes on to resume"
-        cut = st.add_soft(Soft(k, "SG202", stmt, self.path, detail) for k in gained)
+        cut = st.forget(flagging.touched(statements(stmt.body))).add_soft(
+            Soft(k, "SG202", stmt, self.path, detail) for k in gained
+        )
         out = Outcome(join([body.fall, cut]))
         out.absorb(body)
         return out
@@ -463,6 +584,12 @@ class FlowAnalysis:
             falls.append(st)
         out.fall = join(falls)
         return out
+
+
+def _try_blocks(stmt: cst.Try | cst.TryStar) -> list[Stmt]:
+    """The statements of a ``try``'s body, handlers and ``else``."""
+    blocks = statements(stmt.body) + [s for h in stmt.handlers for s in statements(h.body)]
+    return blocks + (statements(stmt.orelse.body) if stmt.orelse is not None else [])
 
 
 def _own_calls(stmt: Stmt) -> list[cst.Call]:

@@ -311,3 +311,62 @@ def test_configuration_is_found_from_a_subfolder(project: Path, capsys: pytest.C
     write(project / "pkg" / "skipped" / "agent.py", AGENT)
     os.chdir(project / "pkg")
     assert located(run_json(capsys)[1]) == [("agent.py", 3, "SG201")]
+
+
+# A check that records what failed and raises on it later, before the resume.
+RECORDED_THEN_RAISED = """\
+from summaryguard.guard import SummaryReconciliationError
+
+
+def recover(store, agent, deps):
+    checkpoint = store.load()
+    summary = checkpoint.summary
+    problems = []
+    if summary is None or summary.generation != checkpoint.summary_generation:
+        problems.append("generation")
+    if summary.partial: problems.append("partial")
+    if any(d not in summary.verbatim_refs for d in deps): problems.append("missing")
+    if problems: raise SummaryReconciliationError(", ".join(problems))
+    return agent.resume(summary, checkpoint.turn)
+
+
+def recover_flag(store, agent, deps):
+    checkpoint = store.load()
+    summary = checkpoint.summary
+    ok = True
+    if summary is None or summary.generation != checkpoint.summary_generation:
+        ok = False
+    if summary.partial:
+        ok = False
+    if any(d not in summary.verbatim_refs for d in deps):
+        ok = False
+    if not ok:
+        raise SummaryReconciliationError("invariant")
+    return agent.resume(summary, checkpoint.turn)
+"""
+
+
+def test_a_flag_raised_on_before_the_resume_is_a_fail_closed_check(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project / "recover.py", RECORDED_THEN_RAISED)
+    status, report = run_json(capsys, "--no-cache")
+    assert (status, report["findings"], report["errors"]) == (ExitCode.OK, [], [])
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("    if problems: raise SummaryReconciliationError", "    if problems: print"),  # never acted on
+        ("    if not ok:\n", "    ok = True\n    if not ok:\n"),  # reset before the guard
+    ],
+)
+def test_a_flag_nothing_acts_on_stays_a_soft_check(
+    project: Path, capsys: pytest.CaptureFixture[str], old: str, new: str
+) -> None:
+    assert old in RECORDED_THEN_RAISED
+    write(project / "recover.py", RECORDED_THEN_RAISED.replace(old, new))
+    status, report = run_json(capsys, "--no-cache")
+    assert status == ExitCode.FINDINGS
+    lines = [8, 10, 11] if "problems" in old else [20, 22, 24]
+    assert located(report) == [("recover.py", line, "SG104") for line in lines]
