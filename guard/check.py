@@ -52,9 +52,19 @@ def _resolve(checkpoint: Any) -> CheckpointAdapter:
             on_plugins_changed(_forget_adapters)
             _listening = True
     checkpoint_type = type(checkpoint)
-    adapter = get_plugin_manager().hook.summaryguard_checkpoint_adapter(
-        checkpoint_type=checkpoint_type, checkpoint=checkpoint
-    )
+    try:
+        adapter = get_plugin_manager().hook.summaryguard_checkpoint_adapter(
+            checkpoint_type=checkpoint_type, checkpoint=checkpoint
+        )
+    except Exception as exc:  # noqa: BLE001 - a plugin that crashes cannot vouch for anything: fail closed
+        raise SummaryReconciliationError(
+            None,
+            None,
+            "",
+            f"no adapter could read the checkpoint: a summaryguard_checkpoint_adapter hook raised "
+            f"{type(exc).__name__}: {exc} for a {checkpoint_type.__name__}",
+            kind=ReconciliationKind.NO_SUMMARY,
+        ) from exc
     if adapter is None:
         raise UnsupportedCheckpointError(checkpoint_type)
     _adapters[checkpoint_type] = adapter

@@ -277,7 +277,11 @@ class _Guarded:
             if error is None:
                 break
             notify(error, cp)
-            resolution = hooks.summaryguard_resolve_violation(error=error, checkpoint=cp)
+            try:
+                resolution = hooks.summaryguard_resolve_violation(error=error, checkpoint=cp)
+            except Exception as exc:  # noqa: BLE001 - a crashing resolver resolves nothing: fail closed
+                error.details["resolver_error"] = f"{type(exc).__name__}: {exc}"
+                raise error from exc
             if resolution is None:
                 raise error
             if isinstance(resolution, Replay):

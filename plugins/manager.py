@@ -8,7 +8,8 @@ an entry in :func:`plugin_errors`), never fatal to the host agent.
 Environment:
 
 * ``SUMMARYGUARD_DISABLE_PLUGIN_AUTOLOAD=1``: load no entry-point plugins;
-* ``SUMMARYGUARD_BLOCK_PLUGINS=name,other``: skip these entry-point names.
+* ``SUMMARYGUARD_BLOCK_PLUGINS=name,other``: skip these plugin names, entry
+  points and built-ins alike (``summaryguard.plugins.observe_logging``, say).
 """
 
 from __future__ import annotations
@@ -87,20 +88,26 @@ def _build() -> None:
     global _manager
     manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     manager.add_hookspecs(hookspecs)
+    # Blocked names first, so a block holds for built-ins too, autoload or not.
+    blocked = _blocked_names()
+    for name in blocked:
+        manager.set_blocked(name)
     for module_name in BUILTIN_PLUGINS:
-        manager.register(importlib.import_module(module_name), name=module_name)
+        if module_name not in blocked:
+            manager.register(importlib.import_module(module_name), name=module_name)
     _errors.clear()
     if not _truthy(os.environ.get(DISABLE_AUTOLOAD_ENV)):
-        _load_entry_points(manager)
+        _load_entry_points(manager, blocked)
     manager.check_pending()
     _manager = manager
     _changed()
 
 
-def _load_entry_points(manager: pluggy.PluginManager) -> None:
-    blocked = {n.strip() for n in os.environ.get(BLOCK_ENV, "").split(",") if n.strip()}
-    for name in blocked:
-        manager.set_blocked(name)
+def _blocked_names() -> set[str]:
+    return {n.strip() for n in os.environ.get(BLOCK_ENV, "").split(",") if n.strip()}
+
+
+def _load_entry_points(manager: pluggy.PluginManager, blocked: set[str]) -> None:
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.name in blocked or manager.get_plugin(ep.name) is not None:
             continue
@@ -144,7 +151,8 @@ def register(plugin: Any, name: str | None = None) -> str:
         try:
             registered = manager.register(plugin, name=name)
             if registered is None:  # pluggy's answer for a blocked name
-                raise ValueError(f"summaryguard: plugin name {name!r} is blocked ({BLOCK_ENV})")
+                blocked = name or manager.get_canonical_name(plugin)
+                raise ValueError(f"summaryguard: plugin name {blocked!r} is blocked ({BLOCK_ENV})")
             manager.check_pending()  # a hook we do not specify: refuse the plugin
         except Exception:
             # pluggy keeps a plugin whose hookimpl failed validation half-registered

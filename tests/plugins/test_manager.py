@@ -214,6 +214,21 @@ def test_blocked_plugins_are_never_imported(site: Path, monkeypatch: pytest.Monk
         register(SimpleNamespace(), name="good")  # a blocked name stays blocked
 
 
+@pytest.mark.parametrize("autoload", ["0", "1"])
+def test_a_blocked_builtin_stays_out_with_or_without_autoload(monkeypatch: pytest.MonkeyPatch, autoload: str) -> None:
+    import types
+
+    logging_plugin = "summaryguard.plugins.observe_logging"
+    monkeypatch.setenv(manager_module.DISABLE_AUTOLOAD_ENV, autoload)
+    monkeypatch.setenv(manager_module.BLOCK_ENV, f"{logging_plugin},mymod")
+    reset_plugin_manager()
+    manager = get_plugin_manager()
+    assert manager.get_plugin(logging_plugin) is None and manager.is_blocked(logging_plugin)
+    assert manager.get_plugin(manager_module.BUILTIN_PLUGINS[0]) is not None  # the others stay
+    with pytest.raises(ValueError, match="plugin name 'mymod' is blocked"):
+        register(types.ModuleType("mymod"))  # named after the module, as pluggy names it
+
+
 def test_block_one_load_the_rest(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(manager_module.BLOCK_ENV, "crash")
     manager, caught = load_quietly()
@@ -353,3 +368,43 @@ def test_an_object_no_adapter_understands(checkpoint, type_name) -> None:
         assert info.value.type_name == type_name
         assert f"type {type_name}:" in str(info.value)
         assert "Register an adapter" in str(info.value)
+
+
+def test_a_crashing_adapter_hook_fails_closed_with_a_reconciliation_error(use_plugin) -> None:
+    from summaryguard.guard import ReconciliationKind, SummaryReconciliationError, check_resume
+
+    class Crashing:
+        @hookimpl
+        def summaryguard_checkpoint_adapter(self, checkpoint_type: type, checkpoint: Any) -> Any:
+            raise RuntimeError("plugin bug")
+
+    class Odd:
+        pass
+
+    use_plugin(Crashing())
+    with pytest.raises(SummaryReconciliationError) as info:
+        check_resume(Odd(), [])
+    assert info.value.kind is ReconciliationKind.NO_SUMMARY
+    assert "hook raised RuntimeError: plugin bug for a Odd" in info.value.reason
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_a_crashing_resolver_leaves_the_reconciliation_error_standing(use_plugin, make_checkpoint) -> None:
+    from summaryguard.guard import ReconciliationKind, SummaryReconciliationError, resume_guard
+
+    class Crashing:
+        @hookimpl
+        def summaryguard_resolve_violation(self, error: Any, checkpoint: Any) -> Any:
+            raise RuntimeError("resolver bug")
+
+    use_plugin(Crashing())
+
+    @resume_guard
+    def resume(checkpoint: Any) -> str:
+        return "ran"
+
+    with pytest.raises(SummaryReconciliationError) as info:
+        resume(make_checkpoint("native", recorded=9))
+    assert info.value.kind is ReconciliationKind.GENERATION_MISMATCH
+    assert info.value.details["resolver_error"] == "RuntimeError: resolver bug"
+    assert isinstance(info.value.__cause__, RuntimeError)
