@@ -31,7 +31,7 @@ class ResumedTurn:
     acceptance), so the success path pays for one small list.
     """
 
-    __slots__ = ("checkpoint", "adapter", "divergences", "_facts", "_accepted", "_by_tool")
+    __slots__ = ("checkpoint", "adapter", "divergences", "_facts", "_accepted", "_by_tool", "_extra")
 
     def __init__(self, checkpoint: Any, adapter: CheckpointAdapter, facts: tuple[Any, ...] | None = None) -> None:
         self.checkpoint = checkpoint
@@ -41,6 +41,7 @@ class ResumedTurn:
         self.divergences: list[DivergenceRecord] = []
         self._accepted: set[str] | None = None
         self._by_tool: dict[str, list[Any]] | None = None
+        self._extra: list[Any] = []
 
     @property
     def facts(self) -> tuple[Any, ...]:
@@ -75,7 +76,16 @@ class ResumedTurn:
         return by_tool
 
     def dropped_refs(self) -> list[Any]:
-        return list(self.adapter.drop_manifest(self.checkpoint))
+        return list(self.adapter.drop_manifest(self.checkpoint)) + list(self._extra)
+
+    def add_dropped(self, entries: Iterable[Any]) -> None:
+        """Also refuse what another checkpoint resumed with this one dropped (a pending subgraph's, say)."""
+        by_tool = self.dropped_by_tool()
+        for entry in entries:
+            self._extra.append(entry)
+            tool = getattr(entry, "tool", None)
+            if tool:
+                by_tool.setdefault(tool, []).append(entry)
 
     def is_accepted(self, ref: str) -> bool:
         return self._accepted is not None and ref in self._accepted

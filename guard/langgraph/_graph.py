@@ -134,6 +134,9 @@ class GuardedGraph:
         #: Configuration bound with with_config(), merged under each call's own.
         self._bound = bound
         self._check = resume_guard(deps=self._deps_of)(_admitted)
+        # A pending subgraph's own state: its summary must be vouched for too, and what it
+        # dropped is refused like the parent's; only the deps that state declares apply.
+        self._check_subgraph = resume_guard(deps=_declared_only)(_admitted)
 
     @property
     def graph(self) -> Any:
@@ -192,7 +195,7 @@ class GuardedGraph:
 
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         config = _merge(self._bound, config)
-        admitted = self._admit(input, config, self._graph.get_state(config) if _is_resume(input) else None)
+        admitted = self._admit(input, config, self._graph.get_state(config, subgraphs=True) if _is_resume(input) else None)
         if admitted is None:
             return self._graph.invoke(input, config, **kwargs)
         run_config, run = admitted
@@ -206,7 +209,7 @@ class GuardedGraph:
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         config = _merge(self._bound, config)
-        snapshot = await self._graph.aget_state(config) if _is_resume(input) else None
+        snapshot = await self._graph.aget_state(config, subgraphs=True) if _is_resume(input) else None
         admitted = self._admit(input, config, snapshot)
         if admitted is None:
             return await self._graph.ainvoke(input, config, **kwargs)
@@ -223,7 +226,7 @@ class GuardedGraph:
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
         config = _merge(self._bound, config)
-        admitted = self._admit(input, config, self._graph.get_state(config) if _is_resume(input) else None)
+        admitted = self._admit(input, config, self._graph.get_state(config, subgraphs=True) if _is_resume(input) else None)
         if admitted is None:
             yield from self._graph.stream(input, config, **kwargs)
             return
@@ -254,7 +257,7 @@ class GuardedGraph:
 
     async def _aiterate(self, method: str, input: Any, config: Any, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         config = _merge(self._bound, config)
-        snapshot = await self._graph.aget_state(config) if _is_resume(input) else None
+        snapshot = await self._graph.aget_state(config, subgraphs=True) if _is_resume(input) else None
         admitted = self._admit(input, config, snapshot)
         if admitted is None:
             async for chunk in getattr(self._graph, method)(input, config, **kwargs):
@@ -317,6 +320,9 @@ class GuardedGraph:
         token = _accepting.set(acceptance)
         try:
             checked, turn, context = self._check(snapshot)
+            if checked is snapshot:
+                for state in _subgraph_states(snapshot):
+                    self._admit_subgraph(state, turn)
         except SummaryReconciliationError as error:
             raise _enrich(error, snapshot)
         finally:
@@ -335,6 +341,42 @@ class GuardedGraph:
         run = GuardedRun(turn, context, acceptance)
         context.run(_run.set, run)
         return run_config, run
+
+
+    def _admit_subgraph(self, state: Any, turn: ResumedTurn) -> None:
+        """Check a pending subgraph's state; its drops and acceptances join the parent's turn."""
+        try:
+            checked, sub_turn, _ = self._check_subgraph(state)
+        except SummaryReconciliationError as error:
+            raise _enrich(error, state) from None
+        if checked is not state:
+            raise _enrich(
+                SummaryReconciliationError(
+                    sub_turn.summary_generation,
+                    sub_turn.checkpoint_turn,
+                    "",
+                    "a Replay cannot pin a subgraph's checkpoint; replay the parent thread from an earlier checkpoint",
+                    kind=ReconciliationKind.GENERATION_MISMATCH,
+                ),
+                state,
+            )
+        turn.add_dropped(sub_turn.dropped_refs())
+        for record in sub_turn.divergences:
+            turn.record(record)
+
+
+def _declared_only(snapshot: Any) -> None:
+    """No deps of the guarded graph's own: a subgraph's state declares its own, or has none."""
+    return None
+
+
+def _subgraph_states(snapshot: Any) -> Iterator[Any]:
+    """The state snapshots of the subgraphs pending in ``snapshot`` (``get_state(subgraphs=True)``), nested too."""
+    for task in getattr(snapshot, "tasks", None) or ():
+        state = getattr(task, "state", None)
+        if state is not None and is_langgraph_checkpoint(state):
+            yield state
+            yield from _subgraph_states(state)
 
 
 def _admitted(checkpoint: Any) -> tuple[Any, ResumedTurn, contextvars.Context]:

@@ -801,3 +801,56 @@ def test_the_plugin_leaves_other_checkpoints_alone(make_checkpoint: Any) -> None
         check_resume(checkpoint, [])
     assert caught.value.details == {}
     assert plugin.summaryguard_resolve_violation(error=caught.value, checkpoint=checkpoint) is None
+
+
+# -- subgraphs --------------------------------------------------------------------------------
+
+
+def _parent_with_summarizing_subgraph(make_vm: Any, *, stamped: bool = True) -> Any:
+    def attach(state: State) -> dict[str, Any]:
+        interrupt("attach the disk?")
+        return {"messages": [AIMessage(f"attached to {make_vm.invoke({})}", id="r")]}
+
+    inner = StateGraph(State)
+    node = _summarizer("A VM was created.")
+    inner.add_node("summarize", stamp_summaries(node) if stamped else node)
+    inner.add_node("attach", attach)
+    inner.add_edge(START, "summarize")
+    inner.add_edge("summarize", "attach")
+    inner.add_edge("attach", END)
+    outer = StateGraph(State)
+    outer.add_node("agent", inner.compile())
+    outer.add_edge(START, "agent")
+    outer.add_edge("agent", END)
+    graph = guard_graph(outer.compile(checkpointer=InMemorySaver()))
+    graph.invoke({"messages": _conversation(), "context": {}}, THREAD)  # pauses inside the subgraph
+    return graph
+
+
+@pytest.mark.parametrize("how", ["invoke", "ainvoke"])
+def test_what_a_pending_subgraph_summary_dropped_is_refused_too(how: str) -> None:
+    """The parent's state is an exact transcript; the subgraph's summary dropped the handle."""
+    calls = Calls()
+    make_vm = guard_tool(tool("create_vm", description="Make a VM.")(calls.make))
+    graph = _parent_with_summarizing_subgraph(make_vm)
+    run = {
+        "invoke": lambda g: g.invoke(Command(resume="yes"), THREAD),
+        "ainvoke": lambda g: asyncio.run(g.ainvoke(Command(resume="yes"), THREAD)),
+    }[how]
+    with pytest.raises(SummaryReconciliationError) as caught:
+        run(graph)
+    assert caught.value.kind is ReconciliationKind.REDERIVATION and calls.made == []
+    result = run(graph.accepting("create_vm", reason="a new VM is fine"))
+    assert result["messages"][-1].content == "attached to vm-1" and calls.made == ["vm-1"]
+
+
+def test_an_unstamped_subgraph_summary_fails_closed_naming_its_namespace() -> None:
+    calls = Calls()
+    make_vm = guard_tool(tool("create_vm", description="Make a VM.")(calls.make))
+    graph = _parent_with_summarizing_subgraph(make_vm, stamped=False)
+    with pytest.raises(SummaryReconciliationError) as caught:
+        graph.invoke(Command(resume="yes"), THREAD)
+    assert caught.value.kind is ReconciliationKind.NO_SUMMARY
+    assert caught.value.details["checkpoint_ns"].startswith("agent:")
+    assert "stamp_summaries()" in caught.value.details["note"]
+    assert calls.made == []
