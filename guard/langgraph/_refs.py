@@ -22,7 +22,7 @@ __all__ = [
     "extractor_name",
     "lookup_extractor",
     "message_text",
-    "preferred_extractor",
+    "every_extractor",
     "register_extractor",
     "tool_message_refs",
 ]
@@ -77,17 +77,15 @@ DEFAULT_EXTRACTOR = extractor_name(tool_message_refs)
 
 _lock = threading.Lock()
 _registry: dict[str, Extractor] = {DEFAULT_EXTRACTOR: tool_message_refs}
-_preferred: list[str] = [DEFAULT_EXTRACTOR]
 
 
 def register_extractor(extract: Extractor) -> str:
-    """Make ``extract`` findable by name; it becomes the one used where no stamp names one."""
+    """Make ``extract`` findable by name, so a stamp that records the name can be read back."""
     if not callable(extract):
         raise TypeError(f"a reference extractor must be callable, got {type(extract).__name__}")
     name = extractor_name(extract)
     with _lock:
         _registry[name] = extract
-        _preferred[0] = name
     return name
 
 
@@ -102,6 +100,16 @@ def lookup_extractor(name: str) -> Extractor:
     return extract
 
 
-def preferred_extractor() -> Extractor:
-    """The extractor for a state no stamp describes yet (the last one registered)."""
-    return _registry[_preferred[0]]
+def every_extractor(message: Any) -> list[ProducedRef]:
+    """The references any registered extractor finds: for a state no stamp describes yet.
+
+    Such a state is an exact transcript (nothing was summarized), so a
+    reference any extractor sees in it is there verbatim; asking all of them
+    keeps the answer independent of which graphs were built first.
+    """
+    with _lock:
+        extractors = list(_registry.values())
+    found: list[ProducedRef] = []
+    for extract in extractors:
+        found.extend(extract(message))
+    return found

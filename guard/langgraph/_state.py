@@ -26,7 +26,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from ..model import Summary
-from ._refs import DEFAULT_EXTRACTOR, Extractor, lookup_extractor, preferred_extractor
+from ._refs import DEFAULT_EXTRACTOR, Extractor, every_extractor, lookup_extractor
 
 __all__ = [
     "CONTEXT_KEY",
@@ -194,7 +194,7 @@ def facts(values: Any, step: Any) -> tuple[Any, ...]:
         if running is not None:
             return (turn, None, False, None, False, ())
         messages = values.get(messages_key) if isinstance(values, Mapping) else None
-        return (turn, 0, True, 0, False, VisibleRefs({}, messages, (), preferred_extractor()))
+        return (turn, 0, True, 0, False, VisibleRefs({}, messages, (), every_extractor))
     text = running.summary if running is not None else None
     summary, own = read_stamp(stamp, text)
     generation = summary.generation if text is not None and text_digest(text) == own["summary_sha256"] else None

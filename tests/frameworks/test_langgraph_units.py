@@ -303,8 +303,10 @@ def test_a_top_level_summary_and_a_custom_extractor() -> None:
     stamped = _stamper(extract=vm_handles).stamp(Typed(), update)
     assert stamped["summaryguard"]["drop_manifest"][0]["ref"] == "vm"
     assert stamped["summaryguard"]["refs"].endswith("vm_handles")
-    assert _refs.preferred_extractor() is vm_handles
-    register_extractor(tool_message_refs)  # back to the default for the other tests
+    assert _refs.lookup_extractor(stamped["summaryguard"]["refs"]) is vm_handles
+    # A state no stamp describes is read with every registered extractor, whatever was built last.
+    names = {ref.name for ref in _refs.every_extractor(ToolMessage("vm-1", name="create_vm", tool_call_id="c", id="t"))}
+    assert names == {"vm", "create_vm"}
     with pytest.raises(TypeError):
         register_extractor("nope")  # type: ignore[arg-type]
 
