@@ -4,9 +4,10 @@ Function summaries only pay off across modules (a validator defined in
 ``recovery.py`` protecting a resume in ``loop.py``), so the engine first
 indexes all parsed modules, then resolves calls against that index: local and
 nested functions, ``self.method`` in the same class, imported names (absolute
-or relative; matched on dotted suffixes so the display path's prefix does not
-matter), and, as a last resort, a method name defined exactly once in the
-project.
+or relative; matched on dotted suffixes of the module's name from its package
+structure, or of its absolute location, so neither the working folder nor a
+folder without ``__init__.py`` matters), and, as a last resort, a method name
+defined exactly once in the project.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .names import ImportTable, dotted, last_segment, module_name_for
+from .names import ImportTable, dotted, last_segment, module_location, module_name_for
 from .syntax import Stmt, calls_in, expressions_of, statements, walk_statements
 from .vocabulary import Vocabulary
 
@@ -86,10 +87,18 @@ class ModuleInfo:
     #: ``summarize_messages``, ``RunningSummary``), or a state schema with a
     #: summary field. Set by :meth:`Project.finish`.
     summarizes: bool = False
+    #: The file's absolute location as a dotted name (see :func:`.names.module_location`).
+    location: str = ""
 
     @property
     def name(self) -> str:
         return self.imports.module_name
+
+    def known_as(self, dotted_name: str) -> bool:
+        """Whether an import of ``dotted_name`` can mean this module."""
+        name = self.name
+        suffix = "." + dotted_name
+        return name == dotted_name or name.endswith(suffix) or self.location.endswith(suffix)
 
 
 class Project:
@@ -110,6 +119,7 @@ class Project:
     def add_module(self, path: str, tree: cst.Module, text: str) -> ModuleInfo:
         name, is_package = module_name_for(path)
         module = ModuleInfo(path, tree, ImportTable(name, is_package))
+        module.location = module_location(path)
         module.mentions_summary = bool(_SUMMARY_TEXT.search(text))
         top = FunctionInfo(f"{name}.<module>", "<module>", tree, module)
         module.functions.append(top)
@@ -208,7 +218,7 @@ class Project:
         summarizing = [m for m in self.modules if m.summarizes]
         for qualified in module.imports.aliases.values():
             for candidate in (qualified, qualified.rpartition(".")[0]):
-                if candidate and any(m.name == candidate or m.name.endswith("." + candidate) for m in summarizing):
+                if candidate and any(m.known_as(candidate) for m in summarizing):
                     return True
         return False
 
@@ -257,8 +267,15 @@ class Project:
     def lookup(self, qualified: str) -> FunctionInfo | None:
         """A function whose qualified name is ``qualified`` or ends with it."""
         candidates = self._by_name.get(last_segment(qualified), ())
-        matches = [f for f in candidates if f.qualname == qualified or f.qualname.endswith("." + qualified)]
-        return matches[0] if len(matches) >= 1 else None
+        suffix = "." + qualified
+        for fn in candidates:
+            if fn.qualname == qualified or fn.qualname.endswith(suffix):
+                return fn
+        for fn in candidates:  # by location: a module in a plain folder or a namespace package
+            module = fn.module
+            if module.location and (module.location + fn.qualname[len(module.name):]).endswith(suffix):
+                return fn
+        return None
 
     def _unique_method(self, name: str) -> FunctionInfo | None:
         candidates = [f for f in self._by_name.get(name, ()) if f.class_name is not None]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import libcst as cst
 import pytest
 
 from summaryguard.plugins import hookimpl, register, unregister
 from summaryguard.rules.engine import Analyzer, FileError, Finding, LintRule, Vocabulary, all_rules
-from summaryguard.rules.engine.names import ImportTable, module_name_for
+from summaryguard.rules.engine.names import ImportTable, module_location, module_name_for
 from summaryguard.rules.engine.vocabulary import NameMatcher
 
 UNCHECKED = textwrap.dedent(
@@ -220,16 +221,35 @@ def test_name_matcher_globs() -> None:
 
 
 @pytest.mark.parametrize(
-    ("path", "module", "package"),
+    ("files", "path", "module", "package"),
     [
-        ("./src/app/loop.py", "src.app.loop", False),
-        ("app\\__init__.py", "app", True),
-        ("stubs/x.pyi", "stubs.x", False),
-        ("", "__main__", False),
+        (["src/app/__init__.py", "src/app/loop.py"], "src/app/loop.py", "app.loop", False),
+        (["app/__init__.py"], "app/__init__.py", "app", True),
+        (["app/__init__.py", "app/sub/__init__.py", "app/sub/x.pyi"], "app/sub/x.pyi", "app.sub.x", False),
+        (["scripts/run.py"], "scripts/run.py", "run", False),  # a plain folder is not a package
+        (["app/__init__.py", "app/plain/loop.py"], "app/plain/loop.py", "loop", False),
     ],
 )
-def test_module_names(path: str, module: str, package: bool) -> None:
+def test_module_names_come_from_the_packages_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: list[str], path: str, module: str, package: bool
+) -> None:
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    monkeypatch.chdir(tmp_path)
     assert module_name_for(path) == (module, package)
+    assert module_name_for("./" + path) == (module, package)
+    assert module_name_for(str(tmp_path / path)) == (module, package)
+    monkeypatch.chdir((tmp_path / path).parent)  # the folder a run starts from changes nothing
+    assert module_name_for(Path(path).name) == (module, package)
+    assert module_location(Path(path).name) == module_location(str(tmp_path / path))
+    assert module_location(str(tmp_path / path)).endswith(path.rsplit(".", 1)[0].replace("/", ".").removesuffix(".__init__"))
+
+
+def test_module_names_without_a_file() -> None:
+    assert module_name_for("") == ("__main__", False)
+    assert module_name_for("no/such/folder/mod.py") == ("mod", False)
+    assert module_location("no/such/folder/mod.py").endswith(".no.such.folder.mod")
 
 
 def test_relative_imports_resolve() -> None:
@@ -244,3 +264,48 @@ def test_relative_imports_resolve() -> None:
     assert table.qualify_name("a.b.c.d") == "a.b.c.d"
     assert table.qualify_name("z.w") == "x.y.w"
     assert table.qualify(cst.parse_expression("f()")) is None or True
+
+
+RECOVERY = textwrap.dedent(
+    """
+    from summaryguard.guard import SummaryReconciliationError
+
+    def verify(checkpoint, deps):
+        summary = checkpoint.summary
+        if summary is None or summary.generation != checkpoint.summary_generation:
+            raise SummaryReconciliationError("generation")
+        if summary.partial:
+            raise SummaryReconciliationError("partial")
+        for dep in deps:
+            if dep not in summary.verbatim_refs:
+                raise SummaryReconciliationError("missing")
+
+    def careless(checkpoint, agent):
+        return agent.resume(checkpoint.summary)
+    """
+)
+IMPORTER = textwrap.dedent(
+    """
+    from app.recovery import verify
+
+    def recover(store, agent, deps):
+        checkpoint = store.load()
+        verify(checkpoint, deps)
+        return agent.resume(checkpoint.summary, checkpoint.turn)
+    """
+)
+
+
+def test_namespace_packages_resolve_from_any_folder(
+    analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = tmp_path / "app"  # no __init__.py: a namespace package, imported as ``app.recovery``
+    app.mkdir()
+    (app / "recovery.py").write_text(RECOVERY)
+    (app / "agent.py").write_text(IMPORTER)
+    for cwd, prefix in ((tmp_path, "app/"), (app, "")):
+        monkeypatch.chdir(cwd)
+        findings, errors = analyzer.analyze([(f"{prefix}agent.py", IMPORTER), (f"{prefix}recovery.py", RECOVERY)])
+        assert errors == [] and {(f.path, f.code) for f in findings} == {
+            (f"{prefix}recovery.py", c) for c in ("SG101", "SG102", "SG103")
+        }
