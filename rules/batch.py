@@ -13,8 +13,12 @@ The work has two parts, because the analysis crosses modules:
    libcst, function summaries solved to a fixed point across all of them,
    one rule pass per file. It runs in this process, on every file that
    needs it at once, so a validator in ``recovery.py`` still protects a
-   resume in ``loop.py``. Its result is cached under the ordered list of
-   (path, content digest) of those files (see :mod:`.cache`).
+   resume in ``loop.py``. Project modules that those files import but that
+   are not among the files of the run (a pre-commit hook passes only the
+   staged files) are found on disk, screened the same way, and analyzed with
+   them as *context*, never reported (see :mod:`.dependencies`). The result
+   is cached under the ordered list of (path, content digest, module name)
+   of all of them (see :mod:`.cache`).
 
 The engine's call resolution is project-wide (a bare name may resolve to a
 method of any module, a method call to the one method of that name in the
@@ -33,12 +37,13 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .cache import ResultCache, Verdict, content_digest, project_key
+from .cache import Imports, ResultCache, Verdict, content_digest, project_key
 from .deepstack import call_with_deep_stack
 from .report import ErrorLike, ReadError
 from .sources import decode_source
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .dependencies import Dependency
     from .engine import Analyzer
 
 __all__ = ["Batch", "check_files"]
@@ -59,15 +64,27 @@ class Batch:
     analyzed: int = 0
     #: Whether the analysis came from the cache.
     cached_analysis: bool = False
+    #: Absolute paths of the context modules: imported by checked files, analyzed, not checked.
+    context: list[str] = field(default_factory=list)
 
 
-def check_files(paths: Sequence[str], analyzer: Analyzer, cache: ResultCache | None, jobs: int) -> Batch:
-    """Findings and errors of ``paths`` (display paths), as ``analyzer.analyze`` would give them."""
+def check_files(
+    paths: Sequence[str],
+    analyzer: Analyzer,
+    cache: ResultCache | None,
+    jobs: int,
+    root: str | os.PathLike[str] | None = None,
+) -> Batch:
+    """Findings and errors of ``paths`` (display paths), as ``analyzer.analyze`` would give them,
+    with the project modules they import as context. ``root`` is the project's folder
+    (the configuration's): absolute imports are also looked up below it."""
+    from .dependencies import find_dependencies
     from .engine import FileError, Finding
 
     batch = Batch()
     digests: dict[str, str] = {}
     verdicts: dict[str, Verdict] = {}
+    imports: dict[str, Imports] = {}  # path -> its imports, for the files screened in
     misses: list[tuple[str, str]] = []
     facts: dict[str, Any] = {}  # path -> ScreenFacts, for the files screened in this run
     for path in paths:
@@ -81,7 +98,7 @@ def check_files(paths: Sequence[str], analyzer: Analyzer, cache: ResultCache | N
             continue
         batch.sources.append((path, text))
         digest = digests[path] = content_digest(raw)
-        cached = cache.screen(digest) if cache is not None else None
+        cached = _cached_screen(cache, digest, path, imports)
         if cached is not None:
             verdicts[path] = cached
         elif not analyzer.might_matter(text):  # the text scan: cheap enough to stay here
@@ -97,8 +114,9 @@ def check_files(paths: Sequence[str], analyzer: Analyzer, cache: ResultCache | N
         verdicts[path] = verdict
         if file_facts is not None:
             facts[path] = file_facts
+            imports[path] = file_facts.imports
         if cache is not None:
-            cache.store_screen(digests[path], verdict)
+            cache.store_screen(digests[path], verdict, imports.get(path) if verdict[0] else None)
 
     wanted: list[tuple[str, str]] = []
     for path, text in batch.sources:
@@ -108,7 +126,19 @@ def check_files(paths: Sequence[str], analyzer: Analyzer, cache: ResultCache | N
             wanted.append((path, text))
 
     if wanted:
-        key = project_key((path, digests[path]) for path, _ in wanted)
+        context = find_dependencies(
+            [(path, imports.get(path, ())) for path, _ in wanted],
+            [path for path, _ in batch.sources],
+            None if root is None else os.path.realpath(root),
+            lambda targets: _load_context(targets, analyzer, cache, facts),
+        )
+        batch.context = [dependency.path for dependency in context]
+        key = project_key(
+            [
+                *((path, _identity(path, digests[path])) for path, _ in wanted),
+                *((d.path, _identity(d.path, d.digest)) for d in context),
+            ]
+        )
         stored = cache.project(key) if cache is not None else None
         if stored is not None:
             batch.cached_analysis = True
@@ -116,7 +146,8 @@ def check_files(paths: Sequence[str], analyzer: Analyzer, cache: ResultCache | N
             batch.errors.extend(FileError(*row) for row in stored[1])
         else:
             batch.analyzed = len(wanted)
-            findings, errors = call_with_deep_stack(lambda: analyzer.analyze(wanted, facts))
+            context_sources = [(d.path, d.text) for d in context]
+            findings, errors = call_with_deep_stack(lambda: analyzer.analyze(wanted, facts, context_sources))
             batch.findings.extend(findings)
             batch.errors.extend(errors)
             if cache is not None:
@@ -128,6 +159,63 @@ def check_files(paths: Sequence[str], analyzer: Analyzer, cache: ResultCache | N
     if cache is not None:
         cache.flush()
     return batch
+
+
+def _cached_screen(cache: ResultCache | None, digest: str, path: str, imports: dict[str, Imports]) -> Verdict | None:
+    """The cached verdict for ``digest`` (recording the imports of a file screened in), or None:
+    a verdict that says "screened in" without its imports is a miss."""
+    cached = cache.screen(digest) if cache is not None else None
+    if cached is None or not cached[0]:
+        return cached
+    known = cache.imports(digest) if cache is not None else None
+    if known is None:
+        return None
+    imports[path] = known
+    return cached
+
+
+def _identity(path: str, digest: str) -> str:
+    """What an analysis depends on of one file: its content, and the name it is imported by."""
+    from .engine.names import module_location, module_name_for
+
+    return f"{digest} {module_name_for(path)[0]} {module_location(path)}"
+
+
+def _load_context(
+    targets: Sequence[str], analyzer: Analyzer, cache: ResultCache | None, facts: dict[str, Any]
+) -> dict[str, Dependency]:
+    """Read and screen the files ``targets`` (absolute paths) like checked files; the ones
+    screened in, as dependencies. A file that cannot be read or decoded is left out: it is
+    not being checked, so nothing about it is reported."""
+    from .dependencies import Dependency
+
+    loaded: dict[str, Dependency] = {}
+    misses: list[tuple[str, str, str]] = []
+    for target in targets:
+        raw = _read_bytes(target)
+        if isinstance(raw, ReadError):
+            continue
+        text = decode_source(target, raw)
+        if isinstance(text, ReadError):
+            continue
+        digest = content_digest(raw)
+        known: dict[str, Imports] = {}
+        cached = _cached_screen(cache, digest, target, known)
+        if cached is not None:
+            if cached[0]:
+                loaded[target] = Dependency(target, text, digest, known[target])
+        elif analyzer.might_matter(text):  # a module the text scan rejects lends no fact
+            misses.append((target, text, digest))
+    if misses:
+        computed = screen_texts(analyzer, [(target, text) for target, text, _ in misses])
+        for (target, text, digest), (verdict, file_facts) in zip(misses, computed):
+            found = file_facts.imports if file_facts is not None else ()
+            if cache is not None:
+                cache.store_screen(digest, verdict, found if verdict[0] else None)
+            if verdict[0] and file_facts is not None:
+                facts[target] = file_facts
+                loaded[target] = Dependency(target, text, digest, found)
+    return loaded
 
 
 def _read_bytes(path: str) -> bytes | ReadError:

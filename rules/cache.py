@@ -10,15 +10,20 @@ What is cached, and under which key:
   any of them starts from an empty folder.
 * **screen**: per file *content* (a BLAKE2 digest of the bytes), the outcome
   of the cheap look that decides whether a file needs libcst at all (see
-  :meth:`Analyzer.screen`), with the syntax errors it found. It depends on
-  the text alone.
+  :meth:`Analyzer.screen`), with the syntax errors it found and, for a file
+  screened in, the modules it imports (as written). It depends on the text
+  alone.
 * **project**: the findings and errors of the files that did need libcst,
-  keyed by the ordered list of (path, content digest) of *all* of them. The
-  analysis crosses modules (a validator in ``recovery.py`` protects a resume
-  in ``loop.py``), so a file's findings may depend on any other analyzed
-  file: a change in any of them misses, and the set is analyzed again, as a
-  whole. Files screened out take no part in the analysis, so changing one
-  of them never invalidates the others' findings.
+  keyed by the ordered list of (path, content digest, module name and
+  location) of *all* of them, and of the *context* modules: project modules
+  that they import without being checked (see :mod:`.dependencies`), found
+  on disk on every run. The analysis crosses modules (a validator in
+  ``recovery.py`` protects a resume in ``loop.py``), so a file's findings may
+  depend on any other analyzed file, checked or imported: a change in any of
+  them (an imported validator edited, created or deleted, an
+  ``__init__.py`` that renames a module) misses, and the set is analyzed
+  again, as a whole. Files screened out take no part in the analysis, so
+  changing one of them never invalidates the others' findings.
 
 Stored under ``.summaryguard_cache/`` at the configuration's folder, or
 ``$SUMMARYGUARD_CACHE_DIR``. Entries are JSON, written to a temporary file
@@ -43,8 +48,9 @@ __all__ = ["CACHE_DIR_ENV", "CACHE_FOLDER", "ResultCache", "content_digest", "se
 
 CACHE_DIR_ENV = "SUMMARYGUARD_CACHE_DIR"
 CACHE_FOLDER = ".summaryguard_cache"
-#: Bumped when the layout or the meaning of an entry changes.
-FORMAT = 1
+#: Bumped when the layout or the meaning of an entry changes (2: screen entries
+#: carry imports; project keys cover module names and context modules).
+FORMAT = 2
 #: How many settings folders and project entries are kept (the oldest go first).
 KEEP_SETTINGS = 8
 KEEP_PROJECTS = 16
@@ -52,6 +58,8 @@ KEEP_PROJECTS = 16
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# summaryguard's result cache (https://bford.info/cachedir/)\n"
 
 Verdict = tuple[bool, tuple[tuple[int | None, str], ...]]
+#: What a screened-in file imports (see :func:`~.engine.names.imported_modules`).
+Imports = tuple[str, ...]
 
 
 def content_digest(raw: bytes) -> str:
@@ -156,7 +164,7 @@ class ResultCache:
         if not self._loaded:
             self._load_screen()
         entry = self._screen.get(digest)
-        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], bool)):
+        if not (isinstance(entry, list) and len(entry) in (2, 3) and isinstance(entry[0], bool)):
             return None
         errors = entry[1]
         if not isinstance(errors, list):
@@ -171,11 +179,25 @@ class ResultCache:
             parsed.append((line, item[1]))
         return entry[0], tuple(parsed)
 
-    def store_screen(self, digest: str, verdict: Verdict) -> None:
+    def imports(self, digest: str) -> Imports | None:
+        """The imports stored with the verdict for content ``digest``; None if there are none."""
+        if not self._loaded:
+            self._load_screen()
+        entry = self._screen.get(digest)
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[2], list)):
+            return None
+        if not all(isinstance(item, str) for item in entry[2]):
+            return None
+        return tuple(entry[2])
+
+    def store_screen(self, digest: str, verdict: Verdict, imports: Imports | None = None) -> None:
         if not self._loaded:
             self._load_screen()
         needs, errors = verdict
-        self._screen[digest] = [needs, [[line, message] for line, message in errors]]
+        entry: list[Any] = [needs, [[line, message] for line, message in errors]]
+        if imports is not None:
+            entry.append(list(imports))
+        self._screen[digest] = entry
         self._screen_dirty = True
 
     # -- project analyses ------------------------------------------------------------------

@@ -98,7 +98,7 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
     found = discover(options.paths, root=config.root, exclude=config.exclude_spec)
     errors: list[ErrorLike] = list(found.errors)
     cache = _open_cache(config, rules, vocabulary) if options.cache else None
-    batch = check_files(found.files, analyzer, cache, options.jobs or os.cpu_count() or 1)
+    batch = check_files(found.files, analyzer, cache, options.jobs or os.cpu_count() or 1, root=config.root)
     sources, raw_findings = batch.sources, batch.findings
     errors.extend(batch.errors)
     texts = dict(sources)

@@ -40,7 +40,7 @@ from .base import LintRule, RuleContext
 from .findings import FileError, Finding, describe, is_too_deep
 from .model import FileModel, build_models
 from .prefilter import Prefilter
-from .names import module_name_for
+from .names import imported_modules, module_name_for
 from .outline import Skeleton, file_graph_nodes, outline_skeleton, skeleton
 from .project import Project
 from .relevance import FileScan, relevant_functions, scan
@@ -74,10 +74,15 @@ class ScreenFacts:
     nodes: set[str]
     #: What the outline reads of the tree.
     skeleton: Skeleton
+    #: The modules it imports, as written (see :func:`.names.imported_modules`).
+    imports: tuple[str, ...] = ()
 
 
 def _facts(text: str, tree: ast.Module, file_scan: FileScan) -> ScreenFacts:
-    return ScreenFacts(FileScan(file_scan.depth, "", file_scan.functions), file_graph_nodes(tree), skeleton(text, tree))
+    return ScreenFacts(
+        FileScan(file_scan.depth, "", file_scan.functions), file_graph_nodes(tree), skeleton(text, tree),
+        imported_modules(tree),
+    )
 
 
 class Analyzer:
@@ -94,48 +99,58 @@ class Analyzer:
         return self.prefilter.might_matter(text)
 
     def analyze(
-        self, sources: Sequence[tuple[str, str]], facts: Mapping[str, ScreenFacts] | None = None
+        self,
+        sources: Sequence[tuple[str, str]],
+        facts: Mapping[str, ScreenFacts] | None = None,
+        context: Sequence[tuple[str, str]] = (),
     ) -> tuple[list[Finding], list[FileError]]:
         """Analyze ``(display path, text)`` pairs together (summaries cross modules).
 
         ``facts`` holds :meth:`screen_facts` of files already screened in (by
-        path): those are not parsed by CPython again. Every other file is."""
+        path): those are not parsed by CPython again. Every other file is.
+        ``context`` holds modules that are analyzed with the others but not
+        checked (the project modules the checked files import): their facts
+        count, their findings and errors are never reported."""
         errors: list[FileError] = []
         project = Project(self.vocabulary)
         # CPython's parse of every file first: which functions can matter is known
         # before libcst is paid, and libcst parses only their bodies (see .outline).
-        screened: list[tuple[str, str, ScreenFacts]] = []
-        for path, text in sources:
+        screened: list[tuple[str, str, ScreenFacts, bool]] = []
+        unchecked = {path for path, _ in context} - {path for path, _ in sources}
+        for index, (path, text) in enumerate([*sources, *context]):
+            is_context = index >= len(sources)
+            sink = [] if is_context else errors  # a module not being checked reports nothing
             known = facts.get(path) if facts is not None else None
             if known is None:
                 if not self.might_matter(text):
                     continue
-                found = self._scan_tree(path, text, errors)
+                found = self._scan_tree(path, text, sink)
                 if found is None:
                     continue
                 known = _facts(text, *found)
                 del found
-            screened.append((path, text, known))
-        scans = [f.scan for *_, f in screened]
+            screened.append((path, text, known, is_context))
+        scans = [f.scan for _, _, f, _ in screened]
         relevant = relevant_functions(scans, self.prefilter.function_matters)
         # graph nodes, and what relevant functions call (their evidence reads a callee's body)
         nodes: set[str] = set()
-        for *_, f in screened:
+        for _, _, f, _ in screened:
             nodes |= f.nodes
         nodes.update(n for s in scans for q, fw in s.functions.items() if q in relevant for n in fw.calls)
         parsed_scans = []
-        for path, text, file_facts in screened:
+        for path, text, file_facts, is_context in screened:
+            sink = [] if is_context else errors
             outlined = outline_skeleton(
                 text, file_facts.skeleton, file_facts.scan, module_name_for(path)[0], relevant,
                 self.prefilter.any_evidence, nodes,
             )
-            tree = self._parse_cst(path, outlined, errors)
+            tree = self._parse_cst(path, outlined, sink)
             if tree is None:
                 continue
             try:
-                project.add_module(path, tree, text)
+                project.add_module(path, tree, text, context=is_context)
             except RecursionError:
-                errors.append(FileError(path, None, _TOO_DEEP))
+                sink.append(FileError(path, None, _TOO_DEEP))
                 continue
             parsed_scans.append(file_facts.scan)
         del screened
@@ -144,11 +159,12 @@ class Analyzer:
         failed: dict[str, str] = {}
         results = solve(project, failed)
         for path, message in failed.items():
-            errors.append(FileError(path, None, message))
+            if path not in unchecked:
+                errors.append(FileError(path, None, message))
         models = build_models(project, results)
         findings: list[Finding] = []
         for module in project.modules:
-            if module.path in failed:
+            if module.path in failed or module.context:
                 continue
             findings.extend(self._run_rules(models[module.path], errors))
         findings.sort(key=lambda f: f.sort_key)

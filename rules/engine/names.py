@@ -11,6 +11,7 @@ the per-function data flow in :mod:`.flow`.
 
 from __future__ import annotations
 
+import ast
 import os
 
 import libcst as cst
@@ -18,9 +19,11 @@ import libcst as cst
 __all__ = [
     "ImportTable",
     "dotted",
+    "imported_modules",
     "last_segment",
     "module_location",
     "module_name_for",
+    "package_root",
     "shown",
 ]
 
@@ -114,6 +117,45 @@ def _package_parts(folder: str) -> list[str]:
         folder = parent
     parts.reverse()
     return parts
+
+
+def package_root(path: str) -> str:
+    """The folder Python would need on ``sys.path`` to import the file at ``path``
+    by its :func:`module_name_for`: the parent of its outermost package."""
+    folder = os.path.dirname(os.path.abspath(path))
+    for _ in _package_parts(folder):
+        folder = os.path.dirname(folder)
+    return folder
+
+
+def imported_modules(tree: ast.Module) -> tuple[str, ...]:
+    """Every module an import statement of ``tree`` may load, as written:
+    ``import a.b`` gives ``a.b``; ``from a import b`` gives ``a`` and ``a.b``
+    (``b`` may be a submodule); relative imports keep their leading dots
+    (``from . import x`` gives ``.`` and ``.x``). Sorted, each once."""
+    found: set[str] = set()
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            dots = "." * node.level
+            base = f"{dots}{node.module or ''}"
+            found.add(base)
+            joiner = "" if base.endswith(".") else "."
+            found.update(f"{base}{joiner}{alias.name}" for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.stmt):
+            stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+            handlers = getattr(node, "handlers", None)
+            if handlers:
+                for handler in handlers:
+                    stack.extend(handler.body)
+            cases = getattr(node, "cases", None)
+            if cases:
+                for case in cases:
+                    stack.extend(case.body)
+    return tuple(sorted(found))
 
 
 class ImportTable:

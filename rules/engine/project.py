@@ -8,6 +8,11 @@ or relative; matched on dotted suffixes of the module's name from its package
 structure, or of its absolute location, so neither the working folder nor a
 folder without ``__init__.py`` matters), and, as a last resort, a method name
 defined exactly once in the project.
+
+*Context* modules are indexed like the others but are not being checked: the
+project modules that checked files import (found on disk by the command
+line, see :mod:`summaryguard.rules.dependencies`). They lend their facts
+(validators, resume functions, tools) and get no findings of their own.
 """
 
 from __future__ import annotations
@@ -87,6 +92,8 @@ class ModuleInfo:
     #: ``summarize_messages``, ``RunningSummary``), or a state schema with a
     #: summary field. Set by :meth:`Project.finish`.
     summarizes: bool = False
+    #: Indexed for its facts only: imported by a checked file, not checked itself.
+    context: bool = False
     #: The file's absolute location as a dotted name (see :func:`.names.module_location`).
     location: str = ""
 
@@ -116,9 +123,9 @@ class Project:
         #: Memo of :meth:`Evidence._calls_tool_directly` for unanalyzed functions.
         self.direct_tool_calls: dict[FunctionInfo, bool] = {}
 
-    def add_module(self, path: str, tree: cst.Module, text: str) -> ModuleInfo:
+    def add_module(self, path: str, tree: cst.Module, text: str, context: bool = False) -> ModuleInfo:
         name, is_package = module_name_for(path)
-        module = ModuleInfo(path, tree, ImportTable(name, is_package))
+        module = ModuleInfo(path, tree, ImportTable(name, is_package), context=context)
         module.location = module_location(path)
         module.mentions_summary = bool(_SUMMARY_TEXT.search(text))
         top = FunctionInfo(f"{name}.<module>", "<module>", tree, module)

@@ -10,7 +10,7 @@ import pytest
 
 from summaryguard.plugins import hookimpl, register, unregister
 from summaryguard.rules.engine import Analyzer, FileError, Finding, LintRule, Vocabulary, all_rules
-from summaryguard.rules.engine.names import ImportTable, module_location, module_name_for
+from summaryguard.rules.engine.names import ImportTable, imported_modules, module_location, module_name_for
 from summaryguard.rules.engine.vocabulary import NameMatcher
 
 UNCHECKED = textwrap.dedent(
@@ -296,6 +296,19 @@ IMPORTER = textwrap.dedent(
 )
 
 
+def test_context_modules_lend_their_facts_and_report_nothing(analyzer: Analyzer) -> None:
+    alone = analyzer.analyze([("app/agent.py", IMPORTER)])
+    assert {f.code for f in alone[0]} == {"SG101", "SG102", "SG103"}
+    assert analyzer.analyze([("app/agent.py", IMPORTER)], context=[("app/recovery.py", RECOVERY)]) == ([], [])
+    together = analyzer.analyze([("app/agent.py", IMPORTER), ("app/recovery.py", RECOVERY)])
+    assert {(f.path, f.code) for f in together[0]} == {("app/recovery.py", c) for c in ("SG101", "SG102", "SG103")}
+    broken = [
+        ("app/recovery.py", "def verify(checkpoint:\n    summary = 1\n"),
+        ("app/deep.py", "summary = checkpoint\n" + "(" * 300 + ")" * 300),
+    ]
+    assert analyzer.analyze([("app/agent.py", IMPORTER)], context=broken) == alone
+
+
 def test_namespace_packages_resolve_from_any_folder(
     analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -309,3 +322,13 @@ def test_namespace_packages_resolve_from_any_folder(
         assert errors == [] and {(f.path, f.code) for f in findings} == {
             (f"{prefix}recovery.py", c) for c in ("SG101", "SG102", "SG103")
         }
+
+
+def test_imported_modules_lists_what_an_import_may_load() -> None:
+    import ast
+
+    tree = ast.parse(
+        "import a.b, c as d\nfrom e import f, g as h\nfrom . import i\nfrom ..j import k\nfrom l import *\n"
+        "def fn():\n    try:\n        import m\n    except ImportError:\n        from n import o\n"
+    )
+    assert set(imported_modules(tree)) == {".", ".i", "..j", "..j.k", "a.b", "c", "e", "e.f", "e.g", "l", "m", "n", "n.o"}

@@ -1,0 +1,177 @@
+"""The project modules that checked files import but that are not being checked.
+
+A validator in ``app/recovery.py`` protects a resume in ``app/agent.py``
+(SPEC §3.1: user validators are found "also across modules of the same
+project"). A pre-commit hook passes only the staged files, so
+``app/recovery.py`` is often not among the files of a run; without it the
+resume in ``app/agent.py`` would look unchecked. This module finds such
+modules on disk so that the engine can analyze them as *context*: their
+functions are indexed and summarized, nothing in them is reported.
+
+Resolution of one import of the file at ``P``, written as
+:func:`~summaryguard.rules.engine.names.imported_modules` records it:
+
+* relative (``.recovery``, ``..pkg.mod``): from ``P``'s folder, one folder up
+  per extra dot;
+* absolute (``app.recovery``): below the folder that holds ``P``'s outermost
+  package (what Python would have on ``sys.path``), then below each folder
+  from ``P``'s up to the project root (plain folders and namespace
+  packages), then below ``ROOT/src``. Standard-library names are skipped.
+
+``a.b`` is ``a/b.py`` or ``a/b/__init__.py`` (a ``.pyi`` stub is not code that
+runs, so it is not used). The first root that has it wins.
+
+Bounded: only modules the checked files import, then the modules those
+import, :data:`MAX_DEPTH` levels deep and :data:`MAX_MODULES` in all; only
+modules that pass the screening (a module the pre-filter rejects cannot
+lend a fact, and its imports are not followed, exactly as when it is
+checked); every file is read and screened at most once per run, and the
+screening is cached by content like that of checked files. A module that
+cannot be read, decoded or parsed is skipped silently: it is not being
+checked.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .engine.names import package_root
+
+__all__ = ["Dependency", "MAX_DEPTH", "MAX_MODULES", "find_dependencies", "import_roots", "resolve_import"]
+
+#: Import levels followed from a checked file: its imports (1), theirs (2), and theirs (3).
+#: A validator usually sits one import away; its helpers one more.
+MAX_DEPTH = 3
+#: At most this many context modules per run, whatever the project's size.
+MAX_MODULES = 200
+
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
+
+
+@dataclass(frozen=True)
+class Dependency:
+    """One context module: read, screened in, to be analyzed but not checked."""
+
+    #: Absolute path (how the engine names it; never shown).
+    path: str
+    text: str
+    #: Content digest of its bytes (part of the cache key of the analysis).
+    digest: str
+    #: Its own imports, as written.
+    imports: tuple[str, ...]
+
+
+#: ``load(paths) -> {path: Dependency}`` for the files that could be read and are
+#: screened in (the others are simply absent).
+Loader = Callable[[Sequence[str]], Mapping[str, Dependency]]
+
+
+class _Disk:
+    """``os.path.isfile`` and folder resolution, memoized for one run."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, bool] = {}
+        self._real: dict[str, str] = {}
+
+    def isfile(self, path: str) -> bool:
+        known = self._files.get(path)
+        if known is None:
+            known = self._files[path] = os.path.isfile(path)
+        return known
+
+    def realpath(self, folder: str) -> str:
+        known = self._real.get(folder)
+        if known is None:
+            known = self._real[folder] = os.path.realpath(folder)
+        return known
+
+
+def import_roots(path: str, root: str | None, disk: _Disk | None = None) -> list[str]:
+    """Folders below which absolute imports of the file at ``path`` are looked up, in order."""
+    disk = disk or _Disk()
+    roots = [package_root(path)]
+    if root is not None:
+        folder = os.path.dirname(os.path.abspath(path))
+        ancestors: list[str] = []
+        while True:
+            ancestors.append(folder)
+            if disk.realpath(folder) == root:
+                roots.extend(ancestors)
+                break
+            parent = os.path.dirname(folder)
+            if parent == folder:  # the file is not below the project root: its package only
+                break
+            folder = parent
+        roots.append(os.path.join(root, "src"))
+    unique: list[str] = []
+    for folder in roots:
+        if folder not in unique:
+            unique.append(folder)
+    return unique
+
+
+def resolve_import(spec: str, path: str, roots: Sequence[str], disk: _Disk | None = None) -> str | None:
+    """The file that the import ``spec`` of the file at ``path`` loads, if it is in the project."""
+    disk = disk or _Disk()
+    name = spec.lstrip(".")
+    level = len(spec) - len(name)
+    parts = [p for p in name.split(".") if p]
+    if level:
+        base = os.path.dirname(os.path.abspath(path))
+        for _ in range(level - 1):
+            base = os.path.dirname(base)
+        bases: Sequence[str] = [base]
+    else:
+        if not parts or parts[0] in _STDLIB:
+            return None
+        bases = roots
+    for base in bases:
+        target = os.path.join(base, *parts)
+        for candidate in ((target + ".py",) if parts else ()) + (os.path.join(target, "__init__.py"),):
+            if disk.isfile(candidate):
+                return os.path.normpath(candidate)
+    return None
+
+
+def find_dependencies(
+    importers: Iterable[tuple[str, Sequence[str]]],
+    checked: Iterable[str],
+    root: str | None,
+    load: Loader,
+) -> list[Dependency]:
+    """The context modules of a run, in a stable order (breadth first).
+
+    ``importers`` are the screened-in checked files with their imports;
+    ``checked`` every file of the run (never context, whatever its screening);
+    ``root`` the project's folder (resolved); ``load`` reads and screens files."""
+    disk = _Disk()
+    seen = {os.path.normpath(os.path.abspath(p)) for p in checked}
+    found: list[Dependency] = []
+    level: list[tuple[str, Sequence[str]]] = list(importers)
+    for _ in range(MAX_DEPTH):
+        wanted: list[str] = []
+        for path, imports in level:
+            roots: list[str] | None = None
+            for spec in imports:
+                if roots is None and not spec.startswith("."):
+                    roots = import_roots(path, root, disk)
+                target = resolve_import(spec, path, roots or [], disk)
+                if target is not None and target not in seen:
+                    seen.add(target)
+                    wanted.append(target)
+        wanted = wanted[: MAX_MODULES - len(found)]
+        if not wanted:
+            break
+        loaded = load(wanted)
+        level = []
+        for target in wanted:
+            dependency = loaded.get(target)
+            if dependency is not None:
+                found.append(dependency)
+                level.append((target, dependency.imports))
+        if len(found) >= MAX_MODULES:
+            break
+    return found
