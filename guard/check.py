@@ -242,9 +242,11 @@ def check_resume(checkpoint: Any, deps: Iterable[str] | None = None) -> None:
     try:
         deps = normalize_deps(deps_of(adapter, checkpoint) if deps is None else deps)
         check_dep_names(deps)
-        error = violation(facts_of(adapter, checkpoint), deps)
+        facts = facts_of(adapter, checkpoint)
     except SummaryReconciliationError as unreadable:  # the observers hear of it like any violation
-        error = unreadable
+        notify(unreadable, checkpoint)
+        raise
+    error = violation(facts, deps)
     if error is not None:
         notify(error, checkpoint)
         raise error
