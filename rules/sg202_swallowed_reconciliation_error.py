@@ -41,10 +41,20 @@ class SwallowedReconciliationError(LintRule):
     agent.resume(checkpoint.summary)
     ```
 
+    A handler may store the error and raise it after the ``try``
+    (``error = exc`` ... ``if error is not None: raise error``): that is
+    fail-closed when every path from the handler raises it (or hands it
+    off) before the resume and before the function returns; a path that
+    resumes or returns first is reported at the handler.
+
     ## Known problems
     A hand-off is recognized as passing the caught error to a call that is
     not a logger, or returning it. A broad handler that returns without
-    resuming is considered fail-closed.
+    resuming is considered fail-closed. A stored error is followed only when
+    the handler assigns it to a plain local on every path (``error = exc``
+    at the top of its body) and that local only ever holds ``None`` or a
+    caught error; the tests that clear it are ``if error``, ``if error is
+    not None`` and their negations, combined with ``and`` / ``or``.
     """
 
     code = "SG202"
@@ -63,6 +73,21 @@ class SwallowedReconciliationError(LintRule):
                 return agent.resume(checkpoint.summary)
             """
         ),
+        Valid(
+            """
+            from summaryguard.guard import SummaryReconciliationError, check_resume
+
+            def recover(checkpoint, deps, agent):
+                error = None
+                try:
+                    check_resume(checkpoint, deps)
+                except SummaryReconciliationError as exc:
+                    error = exc
+                if error is not None:
+                    raise error
+                return agent.resume(checkpoint.summary, checkpoint.turn)
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -76,6 +101,21 @@ class SwallowedReconciliationError(LintRule):
                 except Exception:  # expect: SG202
                     logging.exception("resume check failed")
                 return agent.resume(checkpoint.summary)
+            """
+        ),
+        Invalid(
+            """
+            from summaryguard.guard import SummaryReconciliationError, check_resume
+
+            def recover(checkpoint, deps, agent, strict):
+                error = None
+                try:
+                    check_resume(checkpoint, deps)
+                except SummaryReconciliationError as exc:  # expect: SG202
+                    error = exc
+                if error is not None and strict:
+                    raise error
+                return agent.resume(checkpoint.summary, checkpoint.turn)
             """
         ),
     ]

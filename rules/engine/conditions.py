@@ -67,6 +67,10 @@ class Context:
     def predicate(self, call: cst.Call) -> frozenset[str] | None:  # pragma: no cover - interface
         return None
 
+    def nullable(self, name: str) -> bool:
+        """``name`` is None exactly when it is falsy (a stored error, see :func:`.flags.error_slots`)."""
+        return False
+
 
 def kind_words(node: cst.CSTNode) -> tuple[bool, bool]:
     """(mentions a generation, mentions references) anywhere in ``node``."""
@@ -180,6 +184,12 @@ def _comparison(expr: cst.Comparison, ctx: Context, depth: int) -> Facts:
                 return facts
             if positive or isinstance(op, cst.LessThanEqual):
                 return facts.negate()
+    for side, other in ((left, right), (right, left)):
+        # error is not None, for a name that holds None or a caught error: its truthiness.
+        if is_none(other) and isinstance(side, cst.Name) and len(expr.comparisons) == 1 and ctx.nullable(side.value):
+            if positive or negative:
+                facts = classify(side, ctx, depth)
+                return facts.negate() if positive else facts
     if any(is_none(s) for s in (left, right)):
         return NOTHING
     gen, deps = kind_words(expr)

@@ -27,9 +27,9 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import libcst as cst
 
-from .syntax import Stmt, bool_literal, children, walk_statements
+from .syntax import Stmt, bool_literal, children, is_none, statements, walk_statements
 
-__all__ = ["FALSY", "GROWS", "TRUTHY", "VALUE", "candidates", "directions", "effects", "touched"]
+__all__ = ["FALSY", "GROWS", "TRUTHY", "VALUE", "candidates", "directions", "effects", "error_slots", "touched"]
 
 #: The name is now truthy (``= True``, ``.append(x)``, ``[k] = v``).
 TRUTHY = "truthy"
@@ -179,6 +179,35 @@ def candidates(body: Sequence[Stmt]) -> frozenset[str]:
         if not all(_container(v) for v in values.get(name, ())):
             bad.add(name)
     return frozenset(names - bad)
+
+
+def error_slots(body: Sequence[Stmt]) -> frozenset[str]:
+    """Names that only ever hold ``None`` or the error caught by the ``except ... as``
+    around the assignment (``error = None`` / ``except E as exc: error = exc``).
+    Such a name is None exactly when it is falsy, so ``if error is not None`` and
+    ``if error`` say the same. Intersect with :func:`candidates` (plain assignments only)."""
+    caught: set[int] = set()
+    nodes = list(_walk(body))
+    for node in nodes:
+        if not isinstance(node, (cst.ExceptHandler, cst.ExceptStarHandler)) or node.name is None:
+            continue
+        if not isinstance(node.name.name, cst.Name):
+            continue
+        bound = node.name.name.value
+        for stmt in walk_statements(statements(node.body)):
+            if isinstance(stmt, (cst.Assign, cst.AnnAssign)) and isinstance(stmt.value, cst.Name):
+                if stmt.value.value == bound:
+                    caught.add(id(stmt))
+    slots: set[str] = set()
+    bad: set[str] = set()
+    for node in nodes:
+        if not isinstance(node, (cst.Assign, cst.AnnAssign)) or node.value is None:
+            continue
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, cst.Name):
+                (slots if is_none(node.value) or id(node) in caught else bad).add(target.value)
+    return frozenset(slots - bad)
 
 
 def _grow(target: cst.Subscript, grown: set[str]) -> None:

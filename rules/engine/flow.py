@@ -19,6 +19,13 @@ failing branch that falls through, an ``assert``, a handler that swallows a
 validator's error). A resume lacking a kind that a soft check covers consumes
 that soft check, so the defect is reported once, at the check (SG104/SG202),
 instead of at the resume (SG101-103).
+
+A handler that stores its error (``except E as exc: error = exc``) and lets the
+code go on leaves a ``pending`` swallow on the paths from it: a test that shows
+the name is None (``if error is not None: raise error`` on its false branch),
+a raise or a hand-off settles it; one that reaches a resume or the function's
+exit is reported at the handler (SG202). The name is followed as a flag too, so
+the kinds the ``try`` checked hold where the test shows it is None.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from .conditions import ALL_KINDS, Context, Facts, classify
 from .evidence import Evidence
 from .names import dotted, last_segment
 from .summaries import Site, Soft, Summary
-from .syntax import Stmt, bool_literal, calls_in, iter_exprs, statements, walk_statements
+from .syntax import Stmt, bool_literal, calls_in, is_none, iter_exprs, statements, walk_statements
 
 __all__ = ["Direct", "FlowAnalysis", "State"]
 
@@ -46,23 +53,54 @@ _NO_FLAGS: Mapping[str, Facts] = {}
 _NOTHING = Facts()
 
 
+@dataclass(frozen=True, eq=False)
+class Pending:
+    """A handler that stored the caught error in ``name`` instead of raising it:
+    it is a swallow (SG202, reported at ``handler``) on every path that reaches a
+    resume or the function's exit without raising it first. ``name`` is None once
+    the stored error can no longer be told apart (the name was rebound)."""
+
+    handler: cst.CSTNode
+    name: str | None
+    message: str
+
+    def __hash__(self) -> int:
+        return hash((id(self.handler), self.name))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Pending) and other.handler is self.handler and other.name == self.name
+
+
 @dataclass(frozen=True)
 class State:
     hard: frozenset[str] = _NONE
     soft: frozenset[Soft] = frozenset()
     #: Flag name -> kinds that hold on this path when it is truthy / falsy (beyond ``hard``).
     flags: Mapping[str, Facts] = field(default_factory=lambda: _NO_FLAGS)
+    #: Stored errors not yet raised on this path (see :class:`Pending`).
+    pending: frozenset[Pending] = frozenset()
 
     def add(self, kinds: Iterable[str]) -> State:
         kinds = frozenset(kinds)
-        return self if kinds <= self.hard else State(self.hard | kinds, self.soft, self.flags)
+        return self if kinds <= self.hard else State(self.hard | kinds, self.soft, self.flags, self.pending)
 
     def add_soft(self, softs: Iterable[Soft]) -> State:
         softs = frozenset(softs)
-        return self if not softs else State(self.hard, self.soft | softs, self.flags)
+        return self if not softs else State(self.hard, self.soft | softs, self.flags, self.pending)
 
     def with_flags(self, flags: Mapping[str, Facts]) -> State:
-        return State(self.hard, self.soft, flags)
+        return State(self.hard, self.soft, flags, self.pending)
+
+    def with_pending(self, pending: frozenset[Pending]) -> State:
+        return self if pending == self.pending else State(self.hard, self.soft, self.flags, pending)
+
+    def settle(self, names: Iterable[str]) -> State:
+        """The same state on a path where the errors stored in ``names`` were not caught
+        (the name is None there) or were handed on."""
+        gone = set(names)
+        if not self.pending or not gone:
+            return self
+        return self.with_pending(frozenset(p for p in self.pending if p.name not in gone))
 
     def forget(self, names: Iterable[str]) -> State:
         """The same state without what it knew about ``names`` (they may have changed)."""
@@ -80,10 +118,12 @@ def join(states: Iterable[State | None]) -> State | None:
         return None
     hard = present[0].hard
     soft = present[0].soft
+    pending = present[0].pending
     for s in present[1:]:
         hard = hard & s.hard
         soft = soft | s.soft
-    return State(hard, soft, _join_flags(present, hard))
+        pending = pending | s.pending
+    return State(hard, soft, _join_flags(present, hard), pending)
 
 
 def _join_flags(present: list[State], hard: frozenset[str]) -> Mapping[str, Facts]:
@@ -108,9 +148,10 @@ def _join_flags(present: list[State], hard: frozenset[str]) -> Mapping[str, Fact
 class _At(Context):
     """:func:`classify` at one point of the flow: the function's evidence plus the flags there."""
 
-    def __init__(self, evidence: Evidence, flags: Mapping[str, Facts]) -> None:
+    def __init__(self, evidence: Evidence, flags: Mapping[str, Facts], slots: frozenset[str]) -> None:
         self.ev = evidence
         self.flags = flags
+        self.slots = slots
 
     def definition(self, name: str) -> cst.BaseExpression | None:
         return self.ev.definition(name)
@@ -120,6 +161,9 @@ class _At(Context):
 
     def predicate(self, call: cst.Call) -> frozenset[str] | None:
         return self.ev.predicate(call)
+
+    def nullable(self, name: str) -> bool:
+        return name in self.slots
 
 
 @dataclass
@@ -157,13 +201,38 @@ class FlowAnalysis:
         self.direct: list[Direct] = []
         self.outcome: Outcome | None = None
         self._flag_names: frozenset[str] | None = None
+        self._slot_names: frozenset[str] | None = None
+        #: Names bound by the ``except ... as`` clauses around the statement being analyzed.
+        self._caught_names: list[str] = []
+        self._swallows: set[int] = set()
 
     # -- driver --------------------------------------------------------------------------
 
     def run(self) -> FlowAnalysis:
         start = State(ALL_KINDS if self.fn.is_guarded else _NONE)
         self.outcome = self.block(self.fn.body, start)
+        exits = [(self.outcome.fall, None)] if self.outcome.fall is not None else []
+        for state, ret in [*exits, *self.outcome.returns]:
+            for pending in state.pending:
+                value = ret.value if ret is not None else None
+                returned = isinstance(value, cst.Name) and value.value == pending.name
+                if not returned:
+                    self._swallowed(pending, "the function returns")
         return self
+
+    def _swallowed(self, pending: Pending, where: str) -> None:
+        """Report a stored error that reached a resume or an exit without being raised."""
+        if id(pending.handler) in self._swallows:
+            return
+        self._swallows.add(id(pending.handler))
+        self.direct.append(
+            Direct(
+                "SG202",
+                pending.handler,
+                f"{pending.message}, but on some path {where} before it is raised; raise it, or hand it to a "
+                "reconciliation controller, on every path first",
+            )
+        )
 
     def summary(self) -> Summary:
         assert self.outcome is not None
@@ -227,16 +296,25 @@ class FlowAnalysis:
 
     def _ctx(self, state: State) -> Context:
         """What :func:`classify` asks at ``state``."""
-        return _At(self.ev, state.flags) if state.flags else self.ev
+        return _At(self.ev, state.flags, self._slots()) if state.flags else self.ev
+
+    def _candidates(self) -> frozenset[str]:
+        if self._flag_names is None:
+            self._flag_names = flagging.candidates(self.fn.body)
+        return self._flag_names
+
+    def _slots(self) -> frozenset[str]:
+        """Flag names that hold None or a caught error (see :func:`.flags.error_slots`)."""
+        if self._slot_names is None:
+            self._slot_names = flagging.error_slots(self.fn.body) & self._candidates()
+        return self._slot_names
 
     def _flags_after(self, stmt: Stmt, state: State) -> State:
         """``state`` after a small statement that binds, fills or marks a flag."""
         found = flagging.effects(stmt)
         if not found:
             return state
-        if self._flag_names is None:
-            self._flag_names = flagging.candidates(self.fn.body)
-        names = self._flag_names
+        names = self._candidates()
         updated = dict(state.flags)
         for name, kind, value in found:
             if name not in names:
@@ -249,6 +327,8 @@ class FlowAnalysis:
                 # Falsy still means nothing was added; truthy may be new.
                 previous = updated.get(name, _NOTHING)
                 updated[name] = Facts(_NONE, previous.when_false)
+            elif isinstance(value, cst.Name) and value.value in self._caught_names:
+                updated[name] = Facts(_NONE, ALL_KINDS)  # a caught exception is truthy
             else:
                 facts = classify(value, self._ctx(state)) if value is not None else _NOTHING
                 updated[name] = facts
@@ -301,7 +381,25 @@ class FlowAnalysis:
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return Outcome(state)
         after, raises = self.expr(stmt, state)
-        return Outcome(None if raises else self._flags_after(stmt, after))
+        if raises:
+            return Outcome(None)
+        if after.pending:
+            after = self._rebound(stmt, after)
+        return Outcome(self._flags_after(stmt, after))
+
+    def _rebound(self, stmt: Stmt, state: State) -> State:
+        """A stored error's name bound to something other than a caught error: what it
+        held is lost, so no later test on the name can show it was raised."""
+        lost = {
+            name
+            for name, _, value in flagging.effects(stmt)
+            if not (isinstance(value, cst.Name) and value.value in self._caught_names)
+        }
+        if not lost & {p.name for p in state.pending}:
+            return state
+        return state.with_pending(
+            frozenset(Pending(p.handler, None, p.message) if p.name in lost else p for p in state.pending)
+        )
 
     def expr(self, node: cst.CSTNode | None, state: State) -> tuple[State, bool]:
         """Record the resumes in ``node`` at ``state``; apply validators it calls."""
@@ -318,6 +416,8 @@ class FlowAnalysis:
             gained |= ev.validator_kinds(call)
             softs |= ev.validator_softs(call)
             raises = raises or ev.always_raises(call)
+            if state.pending:
+                state = state.settle(_handed(call, state.pending))
         after = state.add(gained)
         return after.add_soft(s for s in softs if s.kind not in after.hard), raises
 
@@ -327,6 +427,8 @@ class FlowAnalysis:
         if site is None:
             site = self.sites[call] = Site(call, required, label)
         self.site_log.append(call)
+        for pending in state.pending:
+            self._swallowed(pending, "the resume runs")
         for kind in required - state.hard:
             softs = [s for s in state.soft if s.kind == kind]
             if softs:
@@ -370,10 +472,11 @@ class FlowAnalysis:
             detail = "its failing branch does not raise or return, so the resume runs anyway"
             fail_true = [Soft(k, "SG104", current, self.path, detail) for k in own.when_false - st.hard]
             fail_false = [Soft(k, "SG104", current, self.path, detail) for k in own.when_true - st.hard]
-            body = self.block(statements(current.body), st.add(facts.when_true).add_soft(fail_true))
+            none_true, none_false = _nulls(current.test, {p.name for p in st.pending if p.name is not None})
+            body = self.block(statements(current.body), st.add(facts.when_true).add_soft(fail_true).settle(none_true))
             out.absorb(body)
             falls.append(body.fall)
-            entry = st.add(facts.when_false).add_soft(fail_false)
+            entry = st.add(facts.when_false).add_soft(fail_false).settle(none_false)
             orelse = current.orelse
             if isinstance(orelse, cst.If):
                 current = orelse
@@ -396,7 +499,7 @@ class FlowAnalysis:
         body = self.block(body_stmts, self._loop_entry(ways, st))
         # Kinds checked for every element hold after the loop (zero elements: vacuously).
         after = join([body.fall, *body.continues]) or st
-        after = State(after.hard, after.soft | st.soft, after.flags)
+        after = State(after.hard, after.soft | st.soft, after.flags, after.pending)
         return self._loop_exit(stmt, body, after, ways)
 
     def _While(self, stmt: cst.While, state: State) -> Outcome:
@@ -479,14 +582,34 @@ class FlowAnalysis:
         if catches_check and gained:
             entry = state.add_soft(Soft(k, "SG202", handler, self.path, detail) for k in gained)
         mark = len(self.site_log)
-        result = self.block(statements(handler.body), entry)
+        bound = handler.name.name.value if handler.name is not None and isinstance(handler.name.name, cst.Name) else None
+        if bound is not None:
+            self._caught_names.append(bound)
+        try:
+            result = self.block(statements(handler.body), entry)
+        finally:
+            if bound is not None:
+                self._caught_names.pop()
         out.absorb(result)
         handler_sites = self.site_log[mark:]
-        bound = handler.name.name.value if handler.name is not None and isinstance(handler.name.name, cst.Name) else None
         hands_off = bound is not None and _hands_off(handler, bound)
         reraises = result.fall is None and not result.returns
         if hands_off:
             return state.add(gained) if result.fall is not None else None
+        swallows = reconciliation or (broad and body_sites)
+        rederives = swallows and not reraises and any(
+            self.ev.is_tool_call(c) for s in statements(handler.body) for c in _own_calls(s)
+        )
+        fall = result.fall
+        stored = self._stored(handler, bound) if swallows and fall is not None else None
+        if fall is not None and stored is not None and not (
+            handler_sites or rederives or (reconciliation and result.returns)
+        ):
+            # `error = exc` and the code goes on: a swallow only on a path that
+            # reaches a resume or the function's exit before `raise error`.
+            what = "SummaryReconciliationError" if reconciliation else "error of a broad `except` around a resume"
+            pending = Pending(handler, stored, f"this handler stores the caught {what} in `{stored}`")
+            return fall.with_pending(fall.pending | {pending})
         if reconciliation and not reraises:
             self.direct.append(
                 Direct(
@@ -498,7 +621,6 @@ class FlowAnalysis:
                 )
             )
         elif broad and body_sites and not reraises:
-            rederives = any(self.ev.is_tool_call(c) for s in statements(handler.body) for c in _own_calls(s))
             if handler_sites or rederives or result.fall is not None:
                 what = "resumes anyway" if handler_sites else "re-derives" if rederives else "passes"
                 self.direct.append(
@@ -510,6 +632,24 @@ class FlowAnalysis:
                     )
                 )
         return result.fall
+
+    def _stored(self, handler: cst.ExceptHandler | cst.ExceptStarHandler, bound: str | None) -> str | None:
+        """The name the handler stores its error in on every path (a top-level ``name =
+        bound`` of its body, the only binding of ``name`` there), when that name only
+        ever holds None or a caught error."""
+        if bound is None:
+            return None
+        body = statements(handler.body)
+        stored = None
+        for stmt in body:
+            if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, cst.Name):
+                target = stmt.targets[0].target
+                if stmt.value.value == bound and isinstance(target, cst.Name) and target.value in self._slots():
+                    stored = target.value
+        if stored is None:
+            return None
+        bindings = [n for s in walk_statements(body) for n, _, _ in flagging.effects(s) if n == stored]
+        return stored if len(bindings) == 1 else None
 
     def _caught(self, expr: cst.BaseExpression | None) -> set[str]:
         if expr is None:
@@ -623,6 +763,42 @@ def _hands_off(handler: cst.ExceptHandler | cst.ExceptStarHandler, bound: str) -
                 if any(_mentions(arg.value, bound) for arg in call.args):
                     return True
     return False
+
+
+def _handed(call: cst.Call, pending: Iterable[Pending]) -> set[str]:
+    """The stored errors ``call`` is given (not to a logger): handed to a controller."""
+    if last_segment(dotted(call.func)) in lexicon.LOG_CALLS:
+        return set()
+    names = {p.name for p in pending if p.name is not None}
+    return {n for n in names if any(_mentions(arg.value, n) for arg in call.args)}
+
+
+def _nulls(test: cst.BaseExpression, names: set[str]) -> tuple[set[str], set[str]]:
+    """Which of ``names`` (each None exactly when falsy) are None when ``test`` is
+    true, and which when it is false."""
+    if not names:
+        return set(), set()
+    if isinstance(test, cst.Name):
+        return set(), {test.value} & names
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        when_true, when_false = _nulls(test.expression, names)
+        return when_false, when_true
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        for side, other in ((test.left, target.comparator), (target.comparator, test.left)):
+            if is_none(other) and isinstance(side, cst.Name) and side.value in names:
+                if isinstance(target.operator, (cst.Is, cst.Equal)):
+                    return {side.value}, set()
+                if isinstance(target.operator, (cst.IsNot, cst.NotEqual)):
+                    return set(), {side.value}
+        return set(), set()
+    if isinstance(test, cst.BooleanOperation):
+        left_true, left_false = _nulls(test.left, names)
+        right_true, right_false = _nulls(test.right, names)
+        if isinstance(test.operator, cst.And):
+            return left_true | right_true, left_false & right_false
+        return left_true & right_true, left_false | right_false
+    return set(), set()
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from summaryguard.rules.engine.flags import FALSY, GROWS, TRUTHY, VALUE, candidates, directions, effects
+from summaryguard.rules.engine.flags import (
+    FALSY,
+    GROWS,
+    TRUTHY,
+    VALUE,
+    candidates,
+    directions,
+    effects,
+    error_slots,
+)
 from summaryguard.rules.engine.syntax import statements
 
 
@@ -76,3 +85,19 @@ def test_directions_of_a_loop_body() -> None:
         "reset = True\nif c:\n    reset = False\n"
     )
     assert directions(body) == {"ok": FALSY, "problems": TRUTHY, "reset": VALUE}
+
+
+@pytest.mark.parametrize(
+    ("code", "names"),
+    [
+        ("error = None\ntry: pass\nexcept E as exc:\n    error = exc\n", {"error"}),
+        ("error: E | None = None\ntry: pass\nexcept E as exc:\n    error: E = exc\n", {"error"}),
+        ("error = None\nexc = make()\nerror = exc\n", set()),  # not inside the handler binding exc
+        ("error = ''\ntry: pass\nexcept E as exc:\n    error = exc\n", set()),
+        ("error = None\ntry: pass\nexcept E as exc:\n    error = exc\nerror = load()\n", set()),
+        ("error = None\ntry: pass\nexcept E as exc:\n    error = str(exc)\n", set()),
+    ],
+)
+def test_error_slots(code: str, names: set[str]) -> None:
+    """Names that only hold None or a caught error: None exactly when falsy."""
+    assert error_slots(_body(code)) == names
