@@ -287,11 +287,31 @@ def test_the_pool_screens_files_and_agrees_with_the_serial_run(project: Path) ->
 
 def test_no_pool_for_a_single_file_to_parse(project: Path) -> None:
     (project / "agent.py").write_text(AGENT)
-    (project / "plain.py").write_text(PLAIN)  # dismissed by the text scan: never parsed
+    (project / "plain.py").write_text(PLAIN)  # dismissed by the text scan: only its syntax is checked
     analyzer = Analyzer(Vocabulary.build(), all_rules())
     batch = check_files([str(project / "agent.py"), str(project / "plain.py")], analyzer, None, jobs=8)
     assert batch.screened == 1 and batch.workers == 0
     assert {f.code for f in batch.findings} == {"SG101", "SG102", "SG103", "SG201"}
+
+
+def test_the_syntax_of_dismissed_files_is_checked_in_the_pool_when_there_are_many(project: Path) -> None:
+    from summaryguard.rules.batch import SERIAL_SYNTAX_CHECKS
+
+    (project / "agent.py").write_text(AGENT)
+    files = [str(project / "agent.py")]
+    for number in range(SERIAL_SYNTAX_CHECKS + 1):  # dismissed by the text scan
+        path = project / f"plain{number:03}.py"
+        path.write_text(PLAIN if number % 10 else "def add(a, b:\n    return a + b\n")
+        files.append(str(path))
+    analyzer = Analyzer(Vocabulary.build(), all_rules())
+    serial = check_files(files, analyzer, None, jobs=1)
+    parallel = check_files(files, analyzer, None, jobs=2)
+    assert serial.workers == 0 and parallel.workers == 2
+    assert parallel.screened == serial.screened == 1
+    assert (parallel.findings, parallel.errors) == (serial.findings, serial.errors)
+    broken = [(e.path, e.line) for e in serial.errors]
+    assert broken == [(str(project / f"plain{n:03}.py"), 1) for n in range(0, SERIAL_SYNTAX_CHECKS + 1, 10)]
+    assert all(e.message.startswith("syntax error: ") for e in serial.errors)
 
 
 def test_unreadable_and_undecodable_files_are_errors(project: Path) -> None:

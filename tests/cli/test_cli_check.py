@@ -370,3 +370,26 @@ def test_a_flag_nothing_acts_on_stays_a_soft_check(
     assert status == ExitCode.FINDINGS
     lines = [8, 10, 11] if "problems" in old else [20, 22, 24]
     assert located(report) == [("recover.py", line, "SG104") for line in lines]
+
+
+@pytest.mark.parametrize(
+    ("raw", "line", "reason"),
+    [
+        (b"def f(:\n  pass\n", 1, "syntax error: "),
+        (b"x = 1\ny = 2\0\n", 2, "syntax error: source code string cannot contain null bytes"),
+        (b"def f():\n\treturn 1\n        return 2\n", 3, "syntax error: inconsistent use of tabs and spaces"),
+    ],
+    ids=["invalid", "null-byte", "tabs"],
+)
+def test_a_syntax_error_is_reported_in_a_file_the_text_prefilter_dismisses(
+    project: Path, capsys: pytest.CaptureFixture[str], raw: bytes, line: int, reason: str
+) -> None:
+    (project / "plain.py").write_bytes(raw)  # nothing in it can matter to a rule
+    write(project / "agent.py", CLEAN)
+    for _ in ("cold", "warm"):  # the verdict is cached with its error
+        status, report = run_json(capsys)
+        assert status == ExitCode.ERROR and report["findings"] == []
+        assert [(e["path"], e["line"]) for e in report["errors"]] == [("plain.py", line)]
+        assert report["errors"][0]["message"].startswith(reason)
+    assert main(["check", "plain.py"]) == ExitCode.ERROR
+    assert capsys.readouterr().out.startswith(f"plain.py:{line}: error: syntax error: ")

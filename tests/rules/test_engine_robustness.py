@@ -209,3 +209,14 @@ def test_libcst_failing_where_cpython_parsed_is_a_file_error(
     monkeypatch.setattr(libcst, "parse_module", parse_module)
     source = "def recover(checkpoint):\n    summary = checkpoint.summary\n    return checkpoint.resume_context()\n"
     assert analyzer.analyze([("x.py", source)]) == ([], [FileError("x.py", None, message)])
+
+
+def test_a_file_the_text_prefilter_dismisses_still_has_its_syntax_checked(analyzer: Analyzer) -> None:
+    broken = "def add(a, b:\n    return a + b\n"  # no word any rule looks for
+    assert not analyzer.might_matter(broken)
+    expected = [FileError("plain.py", 1, "syntax error: '(' was never closed")]
+    assert analyzer.screen("plain.py", broken) == (False, expected)
+    assert analyzer.screen_facts("plain.py", broken) == (False, expected, None)
+    assert analyzer.analyze([("plain.py", broken)]) == ([], expected)
+    assert analyzer.syntax_errors("plain.py", "x = 1\ny = 2\0\n")[0].line == 2
+    assert analyzer.screen("fine.py", "def add(a, b):\n    return a + b\n") == (False, [])
