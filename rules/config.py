@@ -219,6 +219,12 @@ def _build(table: Mapping[str, Any], path: Path, text: str) -> Config:
     for key, values in (("select", select), ("ignore", ignore)):
         if any(not v for v in values):
             raise fail(key, "an empty string is not a rule code")
+    if not select:
+        raise fail(
+            "select",
+            "an empty list selects no rule, so nothing would be checked; name codes or prefixes "
+            "(\"SG1\", \"SG201\", \"ALL\"), or remove the key to select every rule",
+        )
 
     exclude = string_list("exclude")
     for pattern in exclude:

@@ -23,7 +23,7 @@ from .baseline import compare, entries_for, load_baseline, write_baseline
 from .catalog import rule_info
 from .batch import check_files
 from .cache import ResultCache, cache_folder, settings_key
-from .config import Config, check_codes, load_config
+from .config import TABLE, Config, ConfigError, check_codes, load_config
 from .discovery import discover
 from .exitcodes import ExitCode
 from .formats import DEFAULT_FORMAT, write_report
@@ -149,12 +149,36 @@ def _open_cache(config: Config, rules: Sequence[type], vocabulary: object) -> Re
 
 
 def _selected_codes(config: Config, options: CheckOptions, known: Collection[str]) -> frozenset[str]:
+    """The codes to report; a selection that leaves nothing to check is an error, not a clean run."""
+    if options.select is not None and not options.select:
+        raise UsageError(
+            "--select: no rule code or prefix given, so nothing would be checked; name codes or "
+            "prefixes (SG1,SG201 or ALL), or leave --select out to use the configured select"
+        )
     for flag, selectors in (("--select", options.select or ()), ("--ignore", options.ignore)):
         bad = unknown_selectors(selectors, known)
         if bad:
             raise UsageError(f"{flag}: {SelectorError(bad, known)}")
     select = config.select if options.select is None else options.select
-    return resolve(select, [*config.ignore, *options.ignore], known)
+    codes = resolve(select, [*config.ignore, *options.ignore], known)
+    if codes:
+        return codes
+    if options.select is None and not options.ignore:
+        raise ConfigError(
+            config.display_path,
+            f"{TABLE} ignore: it removes every rule that select chooses, so nothing would be checked",
+            config.key_line("ignore"),
+        )
+    if options.select is not None:
+        chosen = "--select"
+    elif config.key_line("select") is not None:
+        chosen = f"select in {config.display_path}"
+    else:
+        chosen = "the default selection (ALL)"
+    ignores = (("--ignore", options.ignore), (f"ignore in {config.display_path}", config.ignore))
+    sources = [where for where, values in ignores if values]
+    verb = "remove" if len(sources) > 1 else "removes"
+    raise UsageError(f"{' and '.join(sources)} {verb} every rule that {chosen} chooses, so nothing would be checked")
 
 
 def _keep_reported(

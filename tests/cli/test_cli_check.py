@@ -134,7 +134,7 @@ def test_absolute_path(project: Path, capsys: pytest.CaptureFixture[str]) -> Non
         (["--select", "SG101", "--select", "SG103"], ["SG101", "SG103"]),
         (["--ignore", "SG1"], ["SG201"]),
         (["--select", "ALL", "--ignore", "SG102,SG201"], ["SG101", "SG103"]),
-        (["--ignore", "SG"], []),
+        (["--select", "SG3"], []),
     ],
 )
 def test_select_and_ignore(
@@ -161,6 +161,46 @@ def test_unknown_code_on_the_command_line(project: Path, capsys: pytest.CaptureF
     err = capsys.readouterr().err
     assert err.startswith(f"summaryguard check: error: {flag}: unknown rule code or prefix 'SG9'")
     assert "SG201" in err
+
+
+@pytest.mark.parametrize("value", ["", ",", " , "])
+def test_an_empty_select_on_the_command_line_is_an_error(
+    project: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    write(project / "agent.py", AGENT)
+    assert main(["check", "--select", value]) == ExitCode.ERROR
+    captured = capsys.readouterr()
+    assert captured.err.startswith("summaryguard check: error: --select: no rule code or prefix given")
+    assert "nothing would be checked" in captured.err and captured.out == ""
+
+
+def test_an_empty_select_in_configuration_is_an_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(project / "agent.py", AGENT)
+    configure(project, "select = []\n")
+    assert main(["check"]) == ExitCode.ERROR
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"{project / 'pyproject.toml'}:2: error: [tool.summaryguard] select: an empty list")
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize(
+    ("configured", "options", "message"),
+    [
+        ("", ["--ignore", "SG"], "--ignore removes every rule that the default selection (ALL) chooses"),
+        ("", ["--select", "SG101", "--ignore", "SG1"], "--ignore removes every rule that --select chooses"),
+        ('ignore = ["SG1"]\n', ["--select", "SG10"], "removes every rule that --select chooses"),
+        ('select = ["SG2"]\nignore = ["SG20"]\n', [], "[tool.summaryguard] ignore: it removes every rule"),
+    ],
+)
+def test_a_selection_that_ignore_empties_is_an_error(
+    project: Path, capsys: pytest.CaptureFixture[str], configured: str, options: list[str], message: str
+) -> None:
+    write(project / "agent.py", AGENT)
+    configure(project, configured)
+    assert main(["check", *options]) == ExitCode.ERROR
+    captured = capsys.readouterr()
+    assert message in captured.err and "nothing would be checked" in captured.err
+    assert captured.out == ""
 
 
 def test_unknown_code_in_configuration(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
