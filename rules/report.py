@@ -12,7 +12,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-__all__ = ["BaselineStats", "ErrorLike", "FindingLike", "ReadError", "Report", "RuleInfo"]
+__all__ = ["BaselineStats", "ErrorLike", "FindingLike", "ReadError", "Report", "RuleInfo", "displayable"]
+
+
+def displayable(text: str) -> str:
+    """``text`` as valid Unicode, for output: the bytes of a file name that is not
+    UTF-8 (which Python holds as lone surrogates, ``os.fsdecode``'s
+    ``surrogateescape``) are shown as ``\\xNN``, so ``b"\\xff.py"`` prints as
+    ``\\xff.py`` instead of failing to encode, or writing bytes that are not UTF-8.
+    Every format shows paths and messages through this; SARIF's URIs
+    percent-encode the bytes themselves instead."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate that no file name decodes to
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class FindingLike(Protocol):

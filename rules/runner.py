@@ -28,7 +28,7 @@ from .discovery import discover
 from .exitcodes import ExitCode
 from .formats import DEFAULT_FORMAT, write_report
 from .fingerprint import fingerprints, project_path
-from .report import BaselineStats, ErrorLike, FindingLike, Report
+from .report import BaselineStats, ErrorLike, FindingLike, Report, displayable
 from .selection import SelectorError, expand, resolve, unknown_selectors
 
 __all__ = ["CheckOptions", "UsageError", "run_check"]
@@ -108,7 +108,8 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
 
     stats = None
     if baseline_path is not None:
-        paths = {path: project_path(path, config.root) for path in texts}
+        # As the baseline file (UTF-8 JSON) holds them: a file name that is not UTF-8 shows its bytes as \xNN.
+        paths = {path: displayable(project_path(path, config.root)) for path in texts}
         if options.write_baseline:
             baseline = entries_for(findings, prints, paths)
             write_baseline(baseline_path, baseline)

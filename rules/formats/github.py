@@ -15,14 +15,15 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..report import ErrorLike, FindingLike, Report
+from ..report import ErrorLike, FindingLike, Report, displayable
 
 __all__ = ["escape_data", "escape_property", "format_error", "format_finding", "write_github"]
 
 
 def escape_data(text: str) -> str:
-    """Escape a command's message."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape a command's message (bytes that are not UTF-8 shown as ``\\xNN``, see
+    :func:`~summaryguard.rules.report.displayable`)."""
+    return displayable(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:

@@ -2,7 +2,9 @@
 
 Machine readers depend on this shape; it changes only with a new ``version``.
 Keys are written in a fixed order and ``line`` of an error is ``null`` when
-the cause has no line (a file that does not exist).
+the cause has no line (a file that does not exist). The output is always
+valid UTF-8: the bytes of a file name that is not UTF-8 are written as
+``\\xNN`` (see :func:`~summaryguard.rules.report.displayable`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from ..report import Report
+from ..report import Report, displayable
 
 __all__ = ["SCHEMA_VERSION", "report_to_dict", "write_json"]
 
@@ -23,18 +25,20 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "version": SCHEMA_VERSION,
         "findings": [
             {
-                "path": f.path,
+                "path": displayable(f.path),
                 "line": f.line,
                 "column": f.column,
                 "end_line": f.end_line,
                 "end_column": f.end_column,
                 "code": f.code,
                 "name": f.name,
-                "message": f.message,
+                "message": displayable(f.message),
             }
             for f in report.findings
         ],
-        "errors": [{"path": e.path, "line": e.line, "message": e.message} for e in report.errors],
+        "errors": [
+            {"path": displayable(e.path), "line": e.line, "message": displayable(e.message)} for e in report.errors
+        ],
         "stats": {
             "files": report.files,
             "findings": len(report.findings),

@@ -11,7 +11,10 @@ parsed are ``toolExecutionNotifications`` of the invocation, which then is not
 Paths: a relative path (as summaryguard prints them) becomes a relative URI
 against ``%SRCROOT%``, the current folder, which is the repository root in a
 CI checkout; a path outside the current folder becomes an absolute ``file:``
-URI. Columns count Unicode code points (``columnKind``), as Python does.
+URI. Either way the URI percent-encodes the path's bytes, so a file name that
+is not UTF-8 still names its file (``%FF.py``); in message texts such bytes
+show as ``\\xNN``. Columns count Unicode code points (``columnKind``), as
+Python does.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from ..fingerprint import FINGERPRINT_KEY
-from ..report import ErrorLike, FindingLike, Report, RuleInfo
+from ..report import ErrorLike, FindingLike, Report, RuleInfo, displayable
 
 __all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "artifact_location", "information_uri", "report_to_sarif", "write_sarif"]
 
@@ -63,7 +66,7 @@ def artifact_location(path: str, cwd: str | None = None) -> dict[str, str]:
     prefix = cwd if cwd.endswith(os.sep) else cwd + os.sep
     if absolute.startswith(prefix):
         relative = absolute[len(prefix) :].replace(os.sep, "/")
-        return {"uri": quote(relative), "uriBaseId": SRCROOT}
+        return {"uri": quote(os.fsencode(relative)), "uriBaseId": SRCROOT}
     return {"uri": Path(absolute).as_uri()}
 
 
@@ -84,7 +87,7 @@ def _result(finding: FindingLike, report: Report, index: dict[str, int], cwd: st
     if finding.code in index:
         result["ruleIndex"] = index[finding.code]
     result["level"] = "error"
-    result["message"] = {"text": finding.message}
+    result["message"] = {"text": displayable(finding.message)}
     result["locations"] = [
         {
             "physicalLocation": {
@@ -110,7 +113,7 @@ def _notification(error: ErrorLike, cwd: str) -> dict[str, Any]:
         location["region"] = {"startLine": error.line}
     return {
         "level": "error",
-        "message": {"text": f"{error.path}: {error.message}"},
+        "message": {"text": displayable(f"{error.path}: {error.message}")},
         "locations": [{"physicalLocation": location}],
     }
 

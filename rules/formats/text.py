@@ -15,18 +15,20 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..report import ErrorLike, FindingLike, Report
+from ..report import ErrorLike, FindingLike, Report, displayable
 
 __all__ = ["baseline_line", "format_error", "format_finding", "summary_line", "write_text"]
 
 
 def format_finding(finding: FindingLike) -> str:
-    return f"{finding.path}:{finding.line}:{finding.column}: {finding.code} [{finding.name}] {finding.message}"
+    path, message = displayable(finding.path), displayable(finding.message)
+    return f"{path}:{finding.line}:{finding.column}: {finding.code} [{finding.name}] {message}"
 
 
 def format_error(error: ErrorLike) -> str:
-    where = error.path if error.line is None else f"{error.path}:{error.line}"
-    return f"{where}: error: {error.message}"
+    path = displayable(error.path)
+    where = path if error.line is None else f"{path}:{error.line}"
+    return f"{where}: error: {displayable(error.message)}"
 
 
 def _count(n: int, noun: str) -> str:

@@ -252,3 +252,20 @@ def test_console_script(project: Path) -> None:
     result = run("--baseline", "b.json", "--format", "github")
     assert result.returncode == ExitCode.FINDINGS
     assert result.stdout.startswith("::error file=agent.py,line=9,")
+
+
+def test_a_file_name_that_is_not_utf8_is_recorded_and_matched(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        odd = project / os.fsdecode(b"\xff_agent.py")
+        shutil.move(project / "agent.py", odd)
+    except (OSError, UnicodeError):  # pragma: no cover - a file system that only takes UTF-8 names
+        pytest.skip("this file system refuses names that are not UTF-8")
+    assert check(capsys, "--baseline", "bl.json", "--write-baseline")[0] == ExitCode.OK
+    document = json.loads((project / "bl.json").read_bytes().decode("utf-8"))  # valid UTF-8
+    assert {entry["path"] for entry in document["findings"]} == {"\\xff_agent.py"}
+    assert findings_json(capsys, "--baseline", "bl.json") == (ExitCode.OK, [])
+    odd.write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")  # fixed: its entries go stale
+    status, out, _ = check(capsys, "--baseline", "bl.json")
+    assert status == ExitCode.OK and "4 stale entries" in out

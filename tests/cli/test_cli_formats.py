@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 from summaryguard.rules.engine.findings import FileError, Finding
 from summaryguard.rules.formats import FORMATS, write_report
@@ -66,3 +67,18 @@ def test_json() -> None:
         "stats": {"files": 2, "findings": 1, "seconds": 0.123},
     }
     assert list(data) == ["version", "findings", "errors", "stats"]
+
+
+def test_paths_that_are_not_utf8_are_shown_by_their_bytes_in_every_format() -> None:
+    from summaryguard.rules.report import displayable
+
+    odd = os.fsdecode(b"src/\xff\xfe.py")  # how Python holds a file name that is not UTF-8
+    assert displayable(odd) == "src/\\xff\\xfe.py"
+    assert displayable("src/caf\u00e9.py") == "src/caf\u00e9.py"
+    assert displayable("\ud800") == "\\ud800"  # no file name decodes to this; still printable
+    finding = Finding(odd, 3, 5, 3, 30, "SG201", "rederive-missing-ref", "the handle is fetched again")
+    report = Report.build([finding], [FileError(odd, 1, "syntax error: invalid syntax")], files=1, seconds=0.0)
+    for fmt in FORMATS:
+        rendered = render(report, fmt)
+        rendered.encode("utf-8")  # strict: no lone surrogates
+        assert "src/\\xff\\xfe.py" in rendered.replace("\\\\", "\\")

@@ -134,3 +134,35 @@ def test_module_entry_point(project: Path) -> None:
         timeout=120,
     )
     assert result.returncode == ExitCode.FINDINGS
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_file_names_that_are_not_utf8_give_valid_utf8_output(project: Path, fmt: str) -> None:
+    try:
+        (project / os.fsdecode(b"\xff\xfe_agent.py")).write_text(AGENT, encoding="utf-8")
+        (project / os.fsdecode(b"\xfe_broken.py")).write_text("def f(:\n", encoding="utf-8")
+    except (OSError, UnicodeError):  # pragma: no cover - a file system that only takes UTF-8 names
+        pytest.skip("this file system refuses names that are not UTF-8")
+    # A UTF-8 terminal: stdout refuses what UTF-8 cannot encode, as most locales do.
+    env = {k: v for k, v in os.environ.items() if k != "SUMMARYGUARD_DEBUG"}
+    env["PYTHONIOENCODING"] = "utf-8:strict"
+    result = subprocess.run(
+        [SCRIPT, "check", "--format", fmt, "--select", "SG101"], cwd=project, capture_output=True, timeout=120, env=env
+    )
+    assert result.returncode == ExitCode.ERROR and b"internal error" not in result.stderr
+    out = result.stdout.decode("utf-8")  # strict: valid UTF-8 or this fails
+    if fmt == "text":
+        assert "\\xff\\xfe_agent.py:2:11: SG101" in out and "\\xfe_broken.py:1: error: syntax error" in out
+    elif fmt == "json":
+        report = json.loads(out)
+        assert [f["path"] for f in report["findings"]] == ["\\xff\\xfe_agent.py"]
+        assert [e["path"] for e in report["errors"]] == ["\\xfe_broken.py"]
+    elif fmt == "sarif":
+        run_ = json.loads(out)["runs"][0]
+        # The URI names the file by its bytes; the message shows them as \xNN.
+        assert run_["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "%FF%FE_agent.py"
+        (notification,) = run_["invocations"][0]["toolExecutionNotifications"]
+        assert notification["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "%FE_broken.py"
+        assert notification["message"]["text"].startswith("\\xfe_broken.py: syntax error")
+    else:
+        assert "::error file=\\xff\\xfe_agent.py,line=2,col=11," in out
