@@ -39,6 +39,12 @@ class ResumeWithoutGenerationCheck(LintRule):
     The check must dominate the resume: a check on one branch of an ``if``
     does not protect a resume after it.
 
+    A checkpoint read as a mapping counts like one read by attribute:
+    ``checkpoint["summary"]`` (or ``.get("summary")``) makes it carry a
+    summary, so ``agent.run(..., ctx=Context.from_dict(checkpoint["context"]))``
+    is a resume from it; a mapping with no summary key (a PyTorch
+    ``torch.load(...)["model"]``) is not.
+
     ## Known problems
     Facts are tracked per function, not per object: a check of one checkpoint
     protects a resume of another in the same function. A loop over references
@@ -58,6 +64,18 @@ class ResumeWithoutGenerationCheck(LintRule):
                 return checkpoint.resume_context()
             """
         ),
+        Valid(
+            """
+            import json
+            from summaryguard.guard import check_resume
+
+            def recover(f, workflow, Context, deps):
+                checkpoint = json.load(f)
+                check_resume(checkpoint, deps)
+                ctx = Context.from_dict(workflow, checkpoint["context"])
+                return workflow.run("next", ctx=ctx, summary=checkpoint["summary"])
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -65,6 +83,17 @@ class ResumeWithoutGenerationCheck(LintRule):
             def recover(checkpoint):
                 summary = checkpoint.summary
                 return checkpoint.resume_context()  # expect: SG101, SG102, SG103
+            """
+        ),
+        Invalid(
+            """
+            import json
+
+            def recover(f, workflow, Context):
+                checkpoint = json.load(f)
+                summary = checkpoint["summary"]
+                ctx = Context.from_dict(workflow, checkpoint["context"])
+                return workflow.run("next", ctx=ctx, summary=summary)  # expect: SG101, SG102, SG103
             """
         ),
     ]

@@ -39,7 +39,8 @@ class ResumeFromPartialSummary(LintRule):
 
     ## Known problems
     Completeness is recognized by attribute names (``partial``,
-    ``incomplete``, ``complete``, ``is_complete``...) and status strings
+    ``incomplete``, ``complete``, ``is_complete``...), the same keys of a
+    mapping (``summary["partial"]``, ``summary.get("partial")``) and status strings
     (``status == "complete"``); a custom spelling needs a validator function
     whose body raises, or the ``validators`` configuration.
     """
@@ -64,6 +65,25 @@ class ResumeFromPartialSummary(LintRule):
                 return agent.resume(summary)
             """
         ),
+        Valid(
+            """
+            import json
+            from summaryguard.guard import SummaryReconciliationError
+
+            def recover(f, workflow, Context, deps):
+                checkpoint = json.load(f)
+                summary = checkpoint["summary"]
+                if summary is None or summary["generation"] != checkpoint["summary_generation"]:
+                    raise SummaryReconciliationError(None, checkpoint["turn"], "", "generation")
+                if summary.get("partial"):
+                    raise SummaryReconciliationError(summary["generation"], checkpoint["turn"], "", "partial")
+                missing = [ref for ref in deps if ref not in summary["verbatim_refs"]]
+                if missing:
+                    raise SummaryReconciliationError(summary["generation"], checkpoint["turn"], missing[0], "deps")
+                ctx = Context.from_dict(workflow, checkpoint["context"])
+                return workflow.run("next", ctx=ctx, summary=summary)
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -76,6 +96,21 @@ class ResumeFromPartialSummary(LintRule):
                     if ref not in summary.verbatim_refs:
                         raise RuntimeError(ref)
                 return agent.resume(summary)  # expect: SG102
+            """
+        ),
+        Invalid(
+            """
+            import json
+
+            def recover(f, workflow, Context, deps):
+                checkpoint = json.load(f)
+                summary = checkpoint["summary"]
+                if summary["generation"] != checkpoint["summary_generation"]:
+                    raise RuntimeError("stale summary")
+                if any(ref not in summary["verbatim_refs"] for ref in deps):
+                    raise RuntimeError("missing reference")
+                ctx = Context.from_dict(workflow, checkpoint["context"])
+                return workflow.run("next", ctx=ctx, summary=summary)  # expect: SG102
             """
         ),
     ]

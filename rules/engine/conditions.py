@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .syntax import bool_literal, identifiers, is_none
+from .syntax import bool_literal, identifiers, is_none, key_read
 
 __all__ = ["ALL_KINDS", "DEPS", "Facts", "GENERATION", "PARTIAL", "classify", "kind_words"]
 
@@ -103,6 +103,20 @@ def _boolean(expr: cst.BooleanOperation, ctx: Context, depth: int) -> Facts:
     return Facts(left.when_true & right.when_true, left.when_false | right.when_false)
 
 
+def _word(word: str) -> Facts:
+    if _PARTIAL_BAD.search(word):
+        return Facts(_NONE, frozenset({PARTIAL}))
+    if _PARTIAL_GOOD.search(word):
+        return Facts(frozenset({PARTIAL}), _NONE)
+    return NOTHING
+
+
+def _subscript(expr: cst.Subscript, ctx: Context, depth: int) -> Facts:
+    """``summary["partial"]`` says what ``summary.partial`` would."""
+    read = key_read(expr)
+    return _word(read[1]) if read is not None else NOTHING
+
+
 def _identifier(expr: cst.Name | cst.Attribute, ctx: Context, depth: int) -> Facts:
     if isinstance(expr, cst.Name):
         if expr.value in ("True", "False", "None"):
@@ -116,17 +130,16 @@ def _identifier(expr: cst.Name | cst.Attribute, ctx: Context, depth: int) -> Fac
         word = expr.value
     else:
         word = expr.attr.value
-    if _PARTIAL_BAD.search(word):
-        return Facts(_NONE, frozenset({PARTIAL}))
-    if _PARTIAL_GOOD.search(word):
-        return Facts(frozenset({PARTIAL}), _NONE)
-    return NOTHING
+    return _word(word)
 
 
 def _call(expr: cst.Call, ctx: Context, depth: int) -> Facts:
     predicate = ctx.predicate(expr)
     if predicate:
         return Facts(predicate, _NONE)
+    read = key_read(expr)
+    if read is not None:
+        return _word(read[1])
     func = expr.func
     name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
     args = [a.value for a in expr.args if a.keyword is None and not a.star]
@@ -220,6 +233,7 @@ _HANDLERS: dict[type, Callable[[cst.CSTNode, Context, int], Facts]] = {
     cst.BooleanOperation: _boolean,  # type: ignore[dict-item]
     cst.Name: _identifier,  # type: ignore[dict-item]
     cst.Attribute: _identifier,  # type: ignore[dict-item]
+    cst.Subscript: _subscript,  # type: ignore[dict-item]
     cst.Call: _call,  # type: ignore[dict-item]
     cst.ListComp: _comprehension,  # type: ignore[dict-item]
     cst.SetComp: _comprehension,  # type: ignore[dict-item]

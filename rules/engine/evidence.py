@@ -22,7 +22,7 @@ from .conditions import ALL_KINDS, DEPS, Context
 from .names import dotted, last_segment, shown
 from .project import FunctionInfo, Project
 from .summaries import BOTTOM, Soft, Summary
-from .syntax import calls_in, expressions_of, identifiers, is_none, iter_exprs, walk_statements
+from .syntax import calls_in, expressions_of, identifiers, is_none, iter_exprs, key_read, walk_statements
 
 __all__ = ["Evidence"]
 
@@ -31,6 +31,13 @@ _CONTEXT_WORDS = ("context", "ctx", "state", "session", "memory", "checkpoint", 
 _LANGGRAPH = ("langgraph", "langmem")
 #: Methods that run a LangChain tool object.
 _TOOL_RUN_METHODS = frozenset({"invoke", "ainvoke", "run", "arun", "batch", "abatch"})
+
+
+#: Keys whose reading makes a mapping summary state on its own (``checkpoint["summary"]``).
+#: A bare ``"generation"`` is not one: an evolutionary-algorithm checkpoint has one too.
+_STRONG_SUMMARY_KEYS = lexicon.STRONG_SUMMARY_ATTRS - {"generation"}
+#: Keys that count only two together (``ckpt["partial"]`` alone may be a download's).
+_GUARANTEE_KEYS = lexicon.GUARANTEE_ATTRS | {"generation"}
 
 
 def _returns_tool(fn: FunctionInfo) -> bool:
@@ -105,6 +112,8 @@ class Evidence(Context):
         self.summaries = summaries
         self.assigned: dict[str, list[cst.BaseExpression]] = {}
         self.attr_reads: dict[str, set[str]] = {}
+        #: Keys read from a name by ``name["key"]`` / ``name.get("key")`` (a checkpoint read as a dict).
+        self.key_reads: dict[str, set[str]] = {}
         self.callees: set[FunctionInfo] = set()
         self._resolved: dict[cst.Call, FunctionInfo | None] = {}
         self._profiles: dict[cst.CSTNode, _Profile] = {}
@@ -147,6 +156,10 @@ class Evidence(Context):
                 for node in iter_exprs(expr):
                     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
                         self.attr_reads.setdefault(node.value.value, set()).add(node.attr.value)
+                    elif isinstance(node, (cst.Subscript, cst.Call)):
+                        read = key_read(node)
+                        if read is not None and isinstance(read[0], cst.Name):
+                            self.key_reads.setdefault(read[0].value, set()).add(read[1])
                     elif isinstance(node, cst.NamedExpr):
                         self._bind(node.target, node.value)
 
@@ -167,11 +180,14 @@ class Evidence(Context):
             guarantees = reads & lexicon.GUARANTEE_ATTRS
             named = lexicon.is_summary_name(name) or lexicon.is_checkpoint_name(name)
             annotation = self.fn.annotations.get(name)
+            keys = self.key_reads.get(name, set())
             if (
                 reads & lexicon.STRONG_SUMMARY_ATTRS
                 or len(guarantees) >= 2
                 or (guarantees and named)
                 or (annotation and self._is_summary_type(annotation))
+                or keys & _STRONG_SUMMARY_KEYS
+                or len(keys & _GUARANTEE_KEYS) >= 2
             ):
                 self.summary_objects.add(name)
                 found.add(name)

@@ -23,6 +23,7 @@ __all__ = [
     "identifiers",
     "is_none",
     "iter_exprs",
+    "key_read",
     "statements",
     "walk_statements",
 ]
@@ -169,6 +170,25 @@ def identifiers(node: cst.CSTNode) -> Iterator[str]:
             value = n.evaluated_value
             if isinstance(value, str) and value.isidentifier():
                 yield value
+
+
+def key_read(node: cst.CSTNode) -> tuple[cst.BaseExpression, str] | None:
+    """``(x, "key")`` for ``x["key"]`` and ``x.get("key", ...)``: a mapping's field,
+    read the way ``x.key`` reads an attribute."""
+    if isinstance(node, cst.Subscript):
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return None
+        owner, key = node.value, node.slice[0].slice.value
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get":
+        if not node.args or node.args[0].keyword is not None or node.args[0].star:
+            return None
+        owner, key = node.func.value, node.args[0].value
+    else:
+        return None
+    if not isinstance(key, cst.SimpleString):
+        return None
+    value = key.evaluated_value
+    return (owner, value) if isinstance(value, str) and value.isidentifier() else None
 
 
 def is_none(node: cst.CSTNode) -> bool:

@@ -67,6 +67,15 @@ class _Ctx(Context):
         ("True", set(), {G, P, D}),
         ("None", {G, P, D}, set()),
         ("1 < 2", set(), set()),
+        # A summary read as a mapping: its keys say what its attributes would.
+        ("s['partial']", set(), {P}),
+        ("not s.get('partial')", {P}, set()),
+        ("s.get('is_complete', False)", {P}, set()),
+        ("s['status'] == 'complete'", {P}, set()),
+        ("s['generation'] != c['summary_generation']", set(), {G}),
+        ("s['other']", set(), set()),
+        ("s[0]", set(), set()),
+        ("s[key]", set(), set()),
     ],
 )
 def test_classify(expr: str, true: set[str], false: set[str]) -> None:
