@@ -2,13 +2,16 @@
 
 One ``::error`` command per finding and per file that could not be analyzed::
 
-    ::error file=src/agent.py,line=12,col=5,endLine=12,endColumn=30,title=SG201 rederive-missing-ref::the handle ...
+    ::error file=src/agent.py,line=12,col=5,endLine=12,endColumn=30,title=SG201::[rederive-missing-ref] the handle ...
     ::error file=src/broken.py,line=3,title=summaryguard: file not analyzed::syntax error: ...
 
 Escaping follows the runner's rules for workflow commands: in the message
 ``%``, ``\\r`` and ``\\n`` become ``%25``, ``%0D`` and ``%0A``; in property
 values ``:`` and ``,`` also become ``%3A`` and ``%2C``, so a path or message
 can never end a property or start the message early.
+
+A finding's title is its code alone (SPEC 3.2), the annotation's heading on
+the pull request; the rule's name opens the message, as in the text format.
 """
 
 from __future__ import annotations
@@ -44,9 +47,9 @@ def format_finding(finding: FindingLike) -> str:
             ("col", finding.column),
             ("endLine", finding.end_line),
             ("endColumn", finding.end_column),
-            ("title", f"{finding.code} {finding.name}"),
+            ("title", finding.code),
         ],
-        finding.message,
+        f"[{finding.name}] {finding.message}",
     )
 
 

@@ -53,8 +53,8 @@ def test_findings_and_errors() -> None:
         seconds=0.1,
     )
     assert render(report) == (
-        "::error file=src/a%2Cb.py,line=12,col=5,endLine=13,endColumn=30,title=SG201 rederive-missing-ref"
-        "::100%25 re-derived%0Aagain: x\n"
+        "::error file=src/a%2Cb.py,line=12,col=5,endLine=13,endColumn=30,title=SG201"
+        "::[rederive-missing-ref] 100%25 re-derived%0Aagain: x\n"
         "::error file=gone.py,title=summaryguard%3A file not analyzed::not found\n"
         "::error file=src/broken.py,line=3,title=summaryguard%3A file not analyzed::syntax error: invalid syntax\n"
     )
@@ -77,7 +77,22 @@ def test_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pyt
     assert main(["check", "--format", "github", "--select", "SG2"]) == ExitCode.FINDINGS
     out = capsys.readouterr().out.splitlines()
     assert out == [
-        "::error file=agent.py,line=3,col=35,endLine=3,endColumn=56,title=SG201 rederive-missing-ref::"
-        + out[0].split("::", 2)[2]
+        "::error file=agent.py,line=3,col=35,endLine=3,endColumn=56,title=SG201::[rederive-missing-ref] "
+        + out[0].split("] ", 1)[1]
     ]
     assert "re-derives" in out[0]
+
+
+def test_title_is_the_code_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SPEC 3.2: ``::error file=...,line=...,col=...,title=SG201::...``."""
+    (tmp_path / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
+    (tmp_path / "agent.py").write_text(AGENT, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--no-cache", "--format", "github"]) == ExitCode.FINDINGS
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4
+    for line in lines:
+        properties = dict(p.split("=", 1) for p in line.split("::")[1].removeprefix("error ").split(","))
+        assert properties["title"] in ("SG101", "SG102", "SG103", "SG201")
