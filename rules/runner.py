@@ -214,7 +214,7 @@ def _keep_reported(
         text = texts.get(path)
         if text is not None and (group or judge_comments):
             checked = () if path in failed else [code for code in selected if code not in ignored]
-            group = check_comments(path, text, group, checked)
+            group = check_comments(path, text, group, checked, known)
         kept.extend(group)
     return kept
 

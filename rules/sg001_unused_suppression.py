@@ -28,14 +28,17 @@ class UnusedSuppressionComment(LintRule):
     """## What it does
     Flags a suppression comment, ``# summaryguard: ignore[CODE]`` or
     ``# noqa: CODE``, that names a rule checked in this run with no finding of
-    that rule on the comment's line.
+    that rule on the comment's line, or that names a code no rule has
+    (``SG999``; a prefix such as ``SG1`` names the rules it starts, as in
+    ``--select``, and is unknown only when it starts none).
 
     ## Why is this bad?
     A suppression is an accepted risk written next to the code. Once the code
     is fixed or moved, the comment stays behind and silently accepts the
     *next* defect of that kind on that line: a resume that fails open would
     then never be reported. Removing stale suppressions keeps every accepted
-    risk deliberate.
+    risk deliberate. A code no rule has is a typo: the comment does not
+    accept the risk its author meant to accept, and nothing said so.
 
     ## Example
     ```python
@@ -50,9 +53,14 @@ class UnusedSuppressionComment(LintRule):
     ## Known problems
     Only codes of rules selected for the file in this run are judged (other
     tools' codes in the same ``# noqa`` are left alone, and so are rules that
-    ``--select``, ``--ignore`` or ``per-file-ignores`` turned off). A file
-    that could not be parsed is not judged. A comment naming ``SG001`` itself
-    is never reported; it silences this rule on its line.
+    ``--select``, ``--ignore`` or ``per-file-ignores`` turned off). A code is
+    unknown when no rule of the run, selected or not, has it: every entry of
+    ``summaryguard: ignore[...]``, but in ``# noqa`` only codes with a known
+    rule's letters (``SG...``, a plugin's prefix), since ``E501`` belongs to
+    another tool. A blanket entry (``SG``, ``ALL``) silences nothing and is
+    reported as unknown. A file that could not be parsed is not judged. A
+    comment naming ``SG001`` itself is never reported; it silences this rule
+    on its line.
     """
 
     code = "SG001"
@@ -65,6 +73,12 @@ class UnusedSuppressionComment(LintRule):
                 ctx = checkpoint.resume_context()  # noqa: SG101, SG102, SG103
                 handle = ctx.get("handle") or search_tool("latest")  # summaryguard: ignore[SG201] reason: idempotent
                 return handle  # noqa: E501 (another tool's code is left alone)
+            """
+        ),
+        Valid(
+            """
+            def next_turn(checkpoint):
+                return checkpoint.resume_context()  # summaryguard: ignore[SG10] reason: a prefix, as in --select
             """
         ),
     ]
@@ -85,6 +99,16 @@ class UnusedSuppressionComment(LintRule):
                 return handle
             """
         ),
+        Invalid(
+            """
+            def next_turn(checkpoint, search_tool):
+                ctx = checkpoint.resume_context()  # noqa: SG101, SG102, SG103
+                # no rule SG999 (a typo for SG201): reported, and SG201 still is
+                handle = ctx.get("handle") or search_tool("latest")  # noqa: SG999  # expect: SG001, SG201
+                size = len(handle)  # summaryguard: ignore[SG9] reason: a prefix of no rule  # expect: SG001
+                return size
+            """
+        ),
     ]
 
     def wants(self, model: FileModel) -> bool:
@@ -95,14 +119,21 @@ class UnusedSuppressionComment(LintRule):
 F = TypeVar("F", bound="FindingLike")
 
 
-def check_comments(path: str, text: str, findings: Sequence[F], checked: Collection[str]) -> list[F | Finding]:
+def check_comments(
+    path: str,
+    text: str,
+    findings: Sequence[F],
+    checked: Collection[str],
+    known: Collection[str] | None = None,
+) -> list[F | Finding]:
     """One file's ``findings`` without those its comments silence, plus SG001 findings.
 
-    ``checked`` holds the codes the run reports for this file. When SG001 is
-    among them, each suppression comment that names a checked code with no
-    finding of that code on its line is reported (once per comment, naming
-    every such code); those SG001 findings can themselves be silenced by
-    naming SG001 in a comment on the line.
+    ``checked`` holds the codes the run reports for this file, ``known`` every
+    rule code of the run (default: ``checked``). When SG001 is among the
+    checked codes, each suppression comment that names a checked code with no
+    finding of that code on its line, or a code that no known rule has, is
+    reported (once per comment, naming every such code); those SG001 findings
+    can themselves be silenced by naming SG001 in a comment on the line.
     """
     suppressions = parse_suppressions(text)
     if not suppressions.by_line:
@@ -111,21 +142,31 @@ def check_comments(path: str, text: str, findings: Sequence[F], checked: Collect
     rule = UnusedSuppressionComment
     if rule.code in checked:
         judged = set(checked) - {rule.code}
-        unused = [
-            Finding(
-                path=path,
-                line=u.line,
-                column=u.column,
-                end_line=u.line,
-                end_column=u.end_column,
-                code=rule.code,
-                name=rule.name,
-                message=(
-                    f"unused suppression of {', '.join(u.codes)}: no such finding on this line; "
-                    "remove the code from the comment (or the comment)"
-                ),
+        unused = {u.line: u for u in suppressions.unused(findings, judged)}
+        unknown = {u.line: u for u in suppressions.unknown(checked if known is None else known)}
+        reported = []
+        for line in sorted(unused.keys() | unknown.keys()):
+            parts = []
+            if line in unused:
+                parts.append(f"unused suppression of {', '.join(unused[line].codes)}: no such finding on this line")
+            if line in unknown:
+                codes = unknown[line].codes
+                parts.append(
+                    f"unknown rule code{'s' if len(codes) > 1 else ''} {', '.join(codes)} in this suppression: "
+                    "no rule has such a code or code prefix (see `summaryguard rules`)"
+                )
+            where = unused.get(line) or unknown[line]
+            reported.append(
+                Finding(
+                    path=path,
+                    line=line,
+                    column=where.column,
+                    end_line=line,
+                    end_column=where.end_column,
+                    code=rule.code,
+                    name=rule.name,
+                    message="; ".join(parts) + "; remove the code from the comment (or the comment)",
+                )
             )
-            for u in suppressions.unused(findings, judged)
-        ]
-        kept.extend(apply_suppressions(unused, suppressions))
+        kept.extend(apply_suppressions(reported, suppressions))
     return kept

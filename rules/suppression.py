@@ -2,7 +2,10 @@
 
 A suppression silences the named codes for findings that *start* on the line
 holding the comment (a finding's line is the first line of the node it
-reports). Several codes may be listed, separated by commas or spaces; the
+reports). Several codes may be listed, separated by commas or spaces. A code
+prefix works as it does in ``--select`` / ``--ignore``: ``ignore[SG10]``
+silences SG101, SG102 and SG103. A prefix must keep at least one digit
+(``SG`` or ``ALL`` would be a blanket suppression, and silence nothing). The
 ``summaryguard:`` form may be followed by ``reason: ...`` so the reason for
 accepting the risk lives next to it::
 
@@ -20,7 +23,12 @@ before the point of failure (the engine reports the syntax error itself).
 
 A suppression that silences nothing is itself reported (SG001,
 ``unused-suppression``): :meth:`Suppressions.unused` lists the comments that
-name a code the run checked with no finding of that code on their line.
+name a code the run checked with no finding of that code on their line, and
+:meth:`Suppressions.unknown` those that name a code no rule has (``SG999``,
+a typo that would otherwise leave the finding it meant to accept reported,
+or hide that it was never accepted). In ``summaryguard: ignore[...]`` every
+entry is ours; in ``noqa`` only entries in a known code's letter prefix
+(``SG...``), so another tool's ``E501`` is left alone.
 """
 
 from __future__ import annotations
@@ -32,20 +40,34 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-__all__ = ["Suppressions", "UnusedSuppression", "apply_suppressions", "parse_suppressions"]
+__all__ = ["Suppressions", "UnusedSuppression", "apply_suppressions", "covers", "parse_suppressions"]
 
 _CODE = r"[A-Za-z]+[0-9]+"
 _CODE_LIST = rf"{_CODE}(?:\s*[,\s]\s*{_CODE})*"
 _NOQA = re.compile(rf"#\s*noqa\s*:\s*(?P<codes>{_CODE_LIST})", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*summaryguard\s*:\s*ignore\s*\[(?P<codes>[^\]]*)\]", re.IGNORECASE)
 _SPLIT = re.compile(r"[\s,]+")
+#: An entry that can name codes: letters then at least one digit (a code or a prefix of one).
+_ENTRY = re.compile(r"(?P<letters>[A-Z]+)[0-9]+")
 #: Cheap test before tokenizing: a file without either word has no suppression.
 _MARKERS = ("noqa", "summaryguard")
 
 
+def covers(entry: str, code: str) -> bool:
+    """Does the suppression entry ``entry`` (upper case) silence ``code``? It does when
+    it is the code or a prefix of it with at least one digit, as ``--select`` reads it."""
+    return code.startswith(entry) and _ENTRY.fullmatch(entry) is not None
+
+
+def _letters(entry: str) -> str | None:
+    match = _ENTRY.fullmatch(entry)
+    return match.group("letters") if match is not None else None
+
+
 @dataclass(frozen=True)
 class UnusedSuppression:
-    """A suppression comment naming checked codes that silenced nothing on its line.
+    """A suppression comment naming checked codes that silenced nothing on its line
+    (or, from :meth:`Suppressions.unknown`, codes that no rule has).
 
     ``column``/``end_column`` span the comment (1-based, end exclusive)."""
 
@@ -62,9 +84,14 @@ class Suppressions:
     by_line: Mapping[int, frozenset[str]]
     #: Where each suppression comment is: line -> (column, end column), 1-based, end exclusive.
     spans: Mapping[int, tuple[int, int]] = field(default_factory=dict)
+    #: The entries of ``summaryguard: ignore[...]`` forms, by line (no other tool's codes there).
+    ours: Mapping[int, frozenset[str]] = field(default_factory=dict)
 
     def silences(self, line: int, code: str) -> bool:
-        return code in self.by_line.get(line, frozenset())
+        entries = self.by_line.get(line)
+        if not entries:
+            return False
+        return code in entries or any(covers(entry, code) for entry in entries)
 
     def unused(self, findings: Iterable[_Located], checked: Collection[str]) -> list[UnusedSuppression]:
         """The comments naming a code in ``checked`` with no such finding on their line.
@@ -78,17 +105,44 @@ class Suppressions:
         found = {(f.line, f.code) for f in findings}
         unused = []
         for line in sorted(self.by_line):
-            codes = sorted(c for c in self.by_line[line] if c in checked and (line, c) not in found)
+            codes = []
+            for entry in sorted(self.by_line[line]):
+                covered = [code for code in checked if covers(entry, code)]
+                if covered and not any((line, code) in found for code in covered):
+                    codes.append(entry)
             if codes:
-                column, end_column = self.spans.get(line, (1, 1))
-                unused.append(UnusedSuppression(line, column, end_column, tuple(codes)))
+                unused.append(self._at(line, codes))
         return unused
+
+    def unknown(self, known: Collection[str]) -> list[UnusedSuppression]:
+        """The comments naming an entry that covers no code in ``known`` (every rule of
+        the run, selected or not): any entry of ``summaryguard: ignore[...]``, and a
+        ``noqa`` entry whose letters are those of a known code (``SG999``, not ``E501``)."""
+        if not self.by_line:
+            return []
+        spaces = {_letters(code) for code in known}
+        found = []
+        for line in sorted(self.by_line):
+            ours = self.ours.get(line, frozenset())
+            codes = [
+                entry
+                for entry in sorted(self.by_line[line])
+                if (entry in ours or _letters(entry) in spaces) and not any(covers(entry, c) for c in known)
+            ]
+            if codes:
+                found.append(self._at(line, codes))
+        return found
+
+    def _at(self, line: int, codes: list[str]) -> UnusedSuppression:
+        column, end_column = self.spans.get(line, (1, 1))
+        return UnusedSuppression(line, column, end_column, tuple(codes))
 
 
 def parse_suppressions(text: str) -> Suppressions:
     """Every suppression comment in ``text``, by line."""
     by_line: dict[int, set[str]] = {}
     spans: dict[int, tuple[int, int]] = {}
+    ours: dict[int, set[str]] = {}
     if "#" not in text:
         return Suppressions({})
     lowered = text.lower()  # C-speed; a case-insensitive regex scan of every file is ~10x slower
@@ -97,24 +151,35 @@ def parse_suppressions(text: str) -> Suppressions:
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.type == tokenize.COMMENT:
-                codes = _codes_in(token.string)
+                codes, named = _codes_in(token.string)
                 if codes:
                     line = token.start[0]
                     by_line.setdefault(line, set()).update(codes)
                     spans[line] = (token.start[1] + 1, token.end[1] + 1)
+                    if named:
+                        ours.setdefault(line, set()).update(named)
     except (tokenize.TokenError, SyntaxError):
         pass  # keep what was found before the point of failure
-    return Suppressions({line: frozenset(codes) for line, codes in by_line.items()}, spans)
+    return Suppressions(
+        {line: frozenset(codes) for line, codes in by_line.items()},
+        spans,
+        {line: frozenset(codes) for line, codes in ours.items()},
+    )
 
 
-def _codes_in(comment: str) -> set[str]:
+def _codes_in(comment: str) -> tuple[set[str], set[str]]:
+    """Every entry of the comment, and those of its ``summaryguard: ignore[...]`` forms."""
     codes: set[str] = set()
+    named: set[str] = set()
     for pattern in (_NOQA, _IGNORE):
         # The comment token holds everything after the first '#', so one
         # comment may carry both forms: a noqa list, then an ignore[...] list.
         for match in pattern.finditer(comment):
-            codes.update(c.upper() for c in _SPLIT.split(match.group("codes")) if c)
-    return codes
+            found = {c.upper() for c in _SPLIT.split(match.group("codes")) if c}
+            codes |= found
+            if pattern is _IGNORE:
+                named |= found
+    return codes, named
 
 
 class _Located(Protocol):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from summaryguard.rules.suppression import apply_suppressions, parse_suppressions
+import pytest
+
+from summaryguard.rules.suppression import apply_suppressions, covers, parse_suppressions
 
 SOURCE = '''\
 a = 1  # noqa: SG201
@@ -56,3 +58,30 @@ def test_apply_matches_line_and_exact_code() -> None:
         Located(4, "SG201"),
         Located(10, "SG101"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("entry", "code", "silenced"),
+    [
+        ("SG201", "SG201", True),
+        ("SG20", "SG201", True),
+        ("SG2", "SG101", False),
+        ("SG", "SG201", False),  # a blanket, not a prefix
+        ("ALL", "SG201", False),
+        ("SG2011", "SG201", False),
+    ],
+)
+def test_an_entry_covers_its_code_or_codes_it_prefixes(entry: str, code: str, silenced: bool) -> None:
+    assert covers(entry, code) is silenced
+
+
+def test_apply_with_prefixes_as_in_select() -> None:
+    suppressions = parse_suppressions("a = 1  # noqa: SG1\nb = 2  # summaryguard: ignore[SG, ALL]\n")
+    findings = [Located(1, "SG101"), Located(1, "SG104"), Located(1, "SG201"), Located(2, "SG101")]
+    assert apply_suppressions(findings, suppressions) == [Located(1, "SG201"), Located(2, "SG101")]
+
+
+def test_entries_of_ignore_forms_are_ours() -> None:
+    assert dict(parse_suppressions(SOURCE).ours) == {3: {"SG301", "SG302"}, 5: {"SG101"}, 11: {"SG103", "SG104"}}
+    suppressions = parse_suppressions("a = 1  # noqa: E501, SG999, XY1\nb = 2  # summaryguard: ignore[E501]\n")
+    assert [(u.line, u.codes) for u in suppressions.unknown({"SG001", "SG201"})] == [(1, ("SG999",)), (2, ("E501",))]

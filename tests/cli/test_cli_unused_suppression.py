@@ -122,3 +122,65 @@ def test_check_comments_directly() -> None:
 def test_unused_without_spans_and_empty() -> None:
     suppressions = parse_suppressions("x = 1\n")
     assert suppressions.unused([], {"SG201"}) == []
+
+
+TYPOS = """\
+def next_turn(checkpoint, search_tool):
+    ctx = checkpoint.resume_context()  # summaryguard: ignore[SG10] reason: a prefix
+    handle = ctx.get("handle") or search_tool("latest")  # noqa: SG999
+    size = len(handle)  # summaryguard: ignore[SG999]
+    other = size + 1  # noqa: E501, BLE001
+    again = other  # summaryguard: ignore[SG9, SG20] reason: SG9 starts no rule
+    last = again  # summaryguard: ignore[ALL]
+    return last  # summaryguard: ignore[SG1]
+"""
+
+
+def test_unknown_codes_are_reported_and_prefixes_work_as_in_select(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "typos.py").write_text(TYPOS, encoding="utf-8")
+    status, found = findings(capsys)
+    assert status == ExitCode.FINDINGS
+    assert sorted((f["line"], f["code"]) for f in found) == [
+        # line 2: the prefix SG10 silences SG101-SG103
+        (3, "SG001"),
+        (3, "SG201"),  # the typo did not silence it
+        (4, "SG001"),
+        # line 5: other tools' codes are left alone
+        (6, "SG001"),
+        (7, "SG001"),
+        (8, "SG001"),  # a known prefix, with nothing to silence: unused, not unknown
+    ]
+    messages = {f["line"]: f["message"] for f in found if f["code"] == "SG001"}
+    assert messages[3].startswith("unknown rule code SG999 in this suppression: no rule has such a code")
+    assert messages[4].startswith("unknown rule code SG999 in this suppression")
+    assert messages[6].startswith("unused suppression of SG20: no such finding on this line; unknown rule code SG9 ")
+    assert messages[7].startswith("unknown rule code ALL in this suppression")
+    assert messages[8].startswith("unused suppression of SG1: no such finding on this line; remove")
+
+
+def test_unknown_codes_follow_the_selection_of_sg001_not_of_the_code(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "typos.py").write_text(TYPOS, encoding="utf-8")
+    # SG001 not selected: nothing is judged, typos included.
+    assert [f["code"] for f in findings(capsys, "--ignore", "SG001")[1]] == ["SG201"]
+    # SG2 not selected: SG20 is a known prefix of unchecked rules (not judged), SG9 is still unknown.
+    lines = {f["line"]: f["message"] for f in findings(capsys, "--select", "SG0,SG1")[1]}
+    assert sorted(lines) == [3, 4, 6, 7, 8]
+    assert lines[6].startswith("unknown rule code SG9 in this suppression")
+
+
+def test_unknown_code_silenced_by_naming_sg001(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "a.py").write_text("x = 1  # noqa: SG999, SG001\n", encoding="utf-8")
+    assert findings(capsys) == (ExitCode.OK, [])
+
+
+def test_check_comments_knows_every_rule_not_only_the_checked_ones() -> None:
+    text = "x = 1  # summaryguard: ignore[SG202]\n"
+    assert check_comments("a.py", text, [], {"SG001", "SG201"}, {"SG001", "SG201", "SG202"}) == []
+    reported = check_comments("a.py", text, [], {"SG001", "SG201"})
+    assert [(f.code, f.message.split(":")[0]) for f in reported] == [
+        ("SG001", "unknown rule code SG202 in this suppression")
+    ]
