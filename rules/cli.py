@@ -126,6 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="worker processes for screening files (default: all cores; one process when at most one file needs parsing)",
     )
     check.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply the configuration's exclude globs to files and folders named on the command line too "
+        "(the pre-commit hook passes it: pre-commit names every staged file)",
+    )
+    check.add_argument(
         "--no-cache",
         action="store_true",
         help="do not read or write cached results (.summaryguard_cache/ at the configuration's folder, or $SUMMARYGUARD_CACHE_DIR)",
@@ -200,6 +206,7 @@ def _check(namespace: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
         cache=not namespace.no_cache,
         baseline=namespace.baseline,
         write_baseline=namespace.write_baseline,
+        force_exclude=namespace.force_exclude,
     )
     try:
         return run_check(options, stdout, stderr)

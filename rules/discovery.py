@@ -14,7 +14,10 @@ project and not what it merely carries around:
   read (opening a FIFO blocks until a writer appears).
 
 A path named on the command line is always used: a file is checked whatever
-its name or ignore status, a folder is walked even if it is ignored. Folder
+its name or ignore status, a folder is walked even if it is ignored. With
+``force_exclude`` (``--force-exclude``, which the pre-commit hook passes,
+since pre-commit names every staged file) the configured ``exclude`` globs
+apply to named paths too, as they do to walked ones. Folder
 symlinks met while walking are not followed (git stores them as links; their
 target is checked where it lives), and every folder is entered at most once,
 so symlink loops and bind-mount cycles cannot hang a run. A named path that
@@ -52,7 +55,9 @@ class Discovery:
     errors: list[ReadError] = field(default_factory=list)
 
 
-def discover(paths: Sequence[str], *, root: Path, exclude: GitIgnoreSpec | None = None) -> Discovery:
+def discover(
+    paths: Sequence[str], *, root: Path, exclude: GitIgnoreSpec | None = None, force_exclude: bool = False
+) -> Discovery:
     """Expand ``paths`` into Python files.
 
     ``root`` is the folder that ``exclude`` patterns are relative to (the
@@ -60,7 +65,7 @@ def discover(paths: Sequence[str], *, root: Path, exclude: GitIgnoreSpec | None 
     joined with the file's path below it. No paths at all means the current
     folder, shown without a ``./`` prefix (nothing was typed to keep).
     """
-    walker = _Walker(root=_with_sep(str(root.resolve())), exclude=exclude)
+    walker = _Walker(root=_with_sep(str(root.resolve())), exclude=exclude, force_exclude=force_exclude)
     if not paths:
         walker.walk(os.curdir, display="")
     for given in paths:
@@ -77,14 +82,17 @@ def _to_posix(relative: str) -> str:
 
 
 class _Walker:
-    def __init__(self, root: str, exclude: GitIgnoreSpec | None) -> None:
+    def __init__(self, root: str, exclude: GitIgnoreSpec | None, force_exclude: bool = False) -> None:
         self.root = root
         self.exclude = exclude
+        self.force_exclude = force_exclude and exclude is not None
         self.result = Discovery()
         self._seen_files: set[str] = set()
         self._seen_folders: set[tuple[int, int]] = set()
 
     def add(self, given: str) -> None:
+        if self.force_exclude and os.path.lexists(given) and self._excluded_named(os.path.abspath(given)):
+            return
         if os.path.isdir(given):
             self.walk(given, display=given)
         elif os.path.exists(given):
@@ -159,6 +167,16 @@ class _Walker:
             subfolders.append((display, absolute, chain))
         else:
             self._add_file(display, absolute)
+
+    def _excluded_named(self, absolute: str) -> bool:
+        """Whether ``exclude`` covers a named path: the path itself or a folder above it (as in git)."""
+        if not absolute.startswith(self.root):
+            return self._excluded(absolute, os.path.isdir(absolute))
+        parts = absolute[len(self.root) :].split(os.sep)
+        for depth in range(1, len(parts)):
+            if self._excluded(self.root + os.sep.join(parts[:depth]), True):
+                return True
+        return self._excluded(absolute, os.path.isdir(absolute))
 
     def _excluded(self, absolute: str, is_dir: bool) -> bool:
         if self.exclude is None:

@@ -58,6 +58,8 @@ class CheckOptions:
     baseline: str | None = None
     #: ``--write-baseline``: record this run's findings in the baseline file instead.
     write_baseline: bool = False
+    #: ``--force-exclude``: ``exclude`` applies to paths named on the command line too.
+    force_exclude: bool = False
 
 
 def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path | None = None) -> ExitCode:
@@ -95,7 +97,7 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
         stderr.write(f"summaryguard: warning: {problem}\n")
     analyzer = engine.Analyzer(vocabulary, rules)
 
-    found = discover(options.paths, root=config.root, exclude=config.exclude_spec)
+    found = discover(options.paths, root=config.root, exclude=config.exclude_spec, force_exclude=options.force_exclude)
     errors: list[ErrorLike] = list(found.errors)
     cache = _open_cache(config, rules, vocabulary) if options.cache else None
     batch = check_files(found.files, analyzer, cache, options.jobs or os.cpu_count() or 1, root=config.root)

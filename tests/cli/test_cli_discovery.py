@@ -77,6 +77,21 @@ def test_configured_exclude(tmp_path: Path) -> None:
     ]
 
 
+def test_force_exclude_applies_exclude_to_named_paths(tmp_path: Path) -> None:
+    make(tmp_path, "a.py", "build/b.py", "build/keep.py", "src/build/c.py", "migrations/d.py", "src/gen/e.py")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.summaryguard]\nexclude = ["build", "/migrations", "!build/keep.py", "src/gen/"]\n', encoding="utf-8"
+    )
+    spec = load_config(None, tmp_path).exclude_spec
+    named = [str(tmp_path / n) for n in ("a.py", "build/b.py", "build/keep.py", "src/build/c.py", "migrations/d.py", "src/gen/e.py")]
+    assert len(discover(named, root=tmp_path, exclude=spec).files) == 6  # named paths are used as given
+    forced = discover([*named, str(tmp_path / "migrations")], root=tmp_path, exclude=spec, force_exclude=True)
+    assert forced.errors == []
+    # As git would: a file below an excluded folder stays out even if a pattern re-includes it.
+    assert sorted(os.path.relpath(p, tmp_path) for p in forced.files) == ["a.py"]
+    assert discover(named[:2], root=tmp_path, exclude=None, force_exclude=True).files == named[:2]  # nothing to apply
+
+
 def test_exclude_outside_the_configuration_folder_matches_names(tmp_path: Path) -> None:
     project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     make(elsewhere, "build/a.py", "b.py")

@@ -101,7 +101,7 @@ def test_the_manifest_is_valid_for_pre_commit() -> None:
     from pre_commit.clientlib import load_manifest
 
     (hook,) = load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))
-    assert (hook["id"], hook["entry"], hook["language"]) == ("summaryguard", "summaryguard check", "python")
+    assert (hook["id"], hook["entry"], hook["language"]) == ("summaryguard", "summaryguard check --force-exclude", "python")
     assert hook["types_or"] == ["python", "pyi"] and hook["require_serial"] is True
 
 
@@ -118,6 +118,18 @@ def test_try_repo_fails_on_a_finding_and_passes_a_clean_file(project: Path, env:
     passing = _run([*try_repo, "--files", "clean.py", "clean.pyi"], project, env)
     assert passing.returncode == ExitCode.OK, passing.stdout + passing.stderr
     assert "Passed" in passing.stdout
+
+
+def test_the_configured_exclude_holds_for_staged_files(project: Path, env: dict[str, str], head: str) -> None:
+    """pre-commit names every staged file; exclude must still keep generated code out."""
+    (project / "pyproject.toml").write_text('[tool.summaryguard]\nexclude = ["generated"]\n', encoding="utf-8")
+    (project / "generated").mkdir()
+    (project / "generated" / "agent.py").write_text(AGENT, encoding="utf-8")
+    assert _git(project, env, "add", ".").returncode == 0
+    try_repo = [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "summaryguard", "--ref", head]
+    result = _run([*try_repo, "--files", "generated/agent.py", "clean.py"], project, env)
+    assert result.returncode == ExitCode.OK, result.stdout + result.stderr
+    assert "SG201" not in result.stdout
 
 
 def test_a_finding_fails_the_commit(project: Path, env: dict[str, str], head: str) -> None:
