@@ -23,7 +23,8 @@ loop, so what a later iteration may have changed is forgotten there).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import libcst as cst
 
@@ -141,9 +142,10 @@ def candidates(body: Sequence[Stmt]) -> frozenset[str]:
     grown: set[str] = set()
     direct: set[int] = set()
     for node in _walk(body):
-        if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+        kind = type(node)  # type tests, not isinstance: libcst's ABCMeta makes those slow here
+        if kind is cst.Expr and type(node.value) is cst.Call:
             direct.add(id(node.value))
-        elif isinstance(node, (cst.Assign, cst.AnnAssign)):
+        elif kind is cst.Assign or kind is cst.AnnAssign:
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, cst.Name):
@@ -153,7 +155,7 @@ def candidates(body: Sequence[Stmt]) -> frozenset[str]:
                     _grow(target, grown)
                 elif not isinstance(target, cst.Attribute):
                     bad.update(_names(target))
-        elif isinstance(node, cst.AugAssign):
+        elif kind is cst.AugAssign:
             if isinstance(node.target, cst.Name):
                 if _appends(node):
                     grown.add(node.target.value)
@@ -161,7 +163,7 @@ def candidates(body: Sequence[Stmt]) -> frozenset[str]:
                     bad.add(node.target.value)
             elif isinstance(node.target, cst.Subscript):
                 _grow(node.target, grown)
-        elif isinstance(node, cst.Call):
+        elif kind is cst.Call:
             func = node.func
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
                 method, name = func.attr.value, func.value.value
@@ -169,11 +171,13 @@ def candidates(body: Sequence[Stmt]) -> frozenset[str]:
                     bad.add(name)
                 elif method in _ADDS | _EXTENDS:
                     grown.add(name)
-        elif isinstance(node, cst.Del):
+        elif kind is cst.Del:
             for target in _del_targets(node.target):
                 bad.update(_names(target) if not isinstance(target, cst.Subscript) else [_receiver(target) or ""])
         else:
-            bad.update(_binds(node))
+            binder = _BINDERS.get(kind)
+            if binder is not None:
+                bad.update(binder(node))
     names = set(values) | grown
     for name in grown:
         if not all(_container(v) for v in values.get(name, ())):
@@ -239,32 +243,33 @@ def _names(target: cst.CSTNode) -> Iterator[str]:
             stack.append(node.value)
 
 
-def _binds(node: cst.CSTNode) -> Iterable[str]:
-    """Names ``node`` binds in any way other than a plain assignment."""
-    if isinstance(node, (cst.For, cst.CompFor)):
-        return _names(node.target)
-    if isinstance(node, cst.WithItem) and node.asname is not None:
+def _import_alias(node: cst.ImportAlias) -> Iterable[str]:
+    if node.asname is not None:
         return _names(node.asname.name)
-    if isinstance(node, (cst.ExceptHandler, cst.ExceptStarHandler)) and node.name is not None:
-        return _names(node.name.name)
-    if isinstance(node, cst.NamedExpr):
-        return _names(node.target)
-    if isinstance(node, (cst.Global, cst.Nonlocal)):
-        return [n.name.value for n in node.names]
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-        return [node.name.value]
-    if isinstance(node, cst.ImportAlias):
-        if node.asname is not None:
-            return _names(node.asname.name)
-        name = node.name
-        while isinstance(name, cst.Attribute):
-            name = name.value  # type: ignore[assignment]
-        return [name.value] if isinstance(name, cst.Name) else []
-    if isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
-        return [node.name.value]
-    if isinstance(node, cst.MatchMapping) and node.rest is not None:
-        return [node.rest.value]
-    return ()
+    name = node.name
+    while isinstance(name, cst.Attribute):
+        name = name.value  # type: ignore[assignment]
+    return [name.value] if isinstance(name, cst.Name) else []
+
+
+#: How each kind of node binds names other than by plain assignment (looked up by type:
+#: this runs on every node of every function, and libcst's isinstance goes through ABCMeta).
+_BINDERS: dict[type, Callable[[Any], Iterable[str]]] = {
+    cst.For: lambda n: _names(n.target),
+    cst.CompFor: lambda n: _names(n.target),
+    cst.WithItem: lambda n: _names(n.asname.name) if n.asname is not None else (),
+    cst.ExceptHandler: lambda n: _names(n.name.name) if n.name is not None else (),
+    cst.ExceptStarHandler: lambda n: _names(n.name.name) if n.name is not None else (),
+    cst.NamedExpr: lambda n: _names(n.target),
+    cst.Global: lambda n: [a.name.value for a in n.names],
+    cst.Nonlocal: lambda n: [a.name.value for a in n.names],
+    cst.FunctionDef: lambda n: [n.name.value],
+    cst.ClassDef: lambda n: [n.name.value],
+    cst.ImportAlias: _import_alias,
+    cst.MatchAs: lambda n: [n.name.value] if n.name is not None else [],
+    cst.MatchStar: lambda n: [n.name.value] if n.name is not None else [],
+    cst.MatchMapping: lambda n: [n.rest.value] if n.rest is not None else [],
+}
 
 
 def _walk(body: Sequence[Stmt]) -> Iterator[cst.CSTNode]:

@@ -56,31 +56,36 @@ def statements(block: cst.BaseSuite | cst.Module | Sequence[cst.CSTNode] | None)
 
 def child_blocks(stmt: Stmt) -> list[list[Stmt]]:
     """The nested statement blocks of a compound statement (not nested scopes)."""
+    kind = type(stmt)  # type tests: libcst's isinstance goes through ABCMeta, and this runs per statement
+    if kind not in _COMPOUND:
+        return []
     blocks: list[list[Stmt]] = []
-    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-        return blocks
-    if isinstance(stmt, cst.If):
+    if kind is cst.If:
         blocks.append(statements(stmt.body))
-        if isinstance(stmt.orelse, cst.If):
+        if type(stmt.orelse) is cst.If:
             blocks.append([stmt.orelse])
         elif stmt.orelse is not None:
             blocks.append(statements(stmt.orelse.body))
-    elif isinstance(stmt, (cst.For, cst.While)):
+    elif kind is cst.For or kind is cst.While:
         blocks.append(statements(stmt.body))
         if stmt.orelse is not None:
             blocks.append(statements(stmt.orelse.body))
-    elif isinstance(stmt, (cst.Try, cst.TryStar)):
+    elif kind is cst.Try or kind is cst.TryStar:
         blocks.append(statements(stmt.body))
         blocks.extend(statements(h.body) for h in stmt.handlers)
         if stmt.orelse is not None:
             blocks.append(statements(stmt.orelse.body))
         if stmt.finalbody is not None:
             blocks.append(statements(stmt.finalbody.body))
-    elif isinstance(stmt, cst.With):
+    elif kind is cst.With:
         blocks.append(statements(stmt.body))
-    elif isinstance(stmt, cst.Match):
+    else:  # cst.Match
         blocks.extend(statements(case.body) for case in stmt.cases)
     return blocks
+
+
+#: Statements with nested blocks that stay in the same scope.
+_COMPOUND = frozenset({cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.With, cst.Match})
 
 
 def walk_statements(stmts: Sequence[Stmt]) -> Iterator[Stmt]:
@@ -96,19 +101,21 @@ def walk_statements(stmts: Sequence[Stmt]) -> Iterator[Stmt]:
 def expressions_of(stmt: Stmt) -> list[cst.CSTNode]:
     """The expressions a statement evaluates itself (a compound statement's
     header only: an ``if`` test, a ``for`` iterable, ``with`` items)."""
-    if isinstance(stmt, cst.If):
+    kind = type(stmt)
+    if kind is cst.If or kind is cst.While:
         return [stmt.test]
-    if isinstance(stmt, cst.While):
-        return [stmt.test]
-    if isinstance(stmt, cst.For):
+    if kind is cst.For:
         return [stmt.iter]
-    if isinstance(stmt, cst.With):
+    if kind is cst.With:
         return [item.item for item in stmt.items]
-    if isinstance(stmt, cst.Match):
+    if kind is cst.Match:
         return [stmt.subject]
-    if isinstance(stmt, (cst.Try, cst.TryStar, cst.FunctionDef, cst.ClassDef)):
+    if kind in _HEADERLESS:
         return []
     return [stmt]
+
+
+_HEADERLESS = frozenset({cst.Try, cst.TryStar, cst.FunctionDef, cst.ClassDef})
 
 
 #: Fields that only hold whitespace and punctuation: never walked.
@@ -129,27 +136,47 @@ def _fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+#: Whether a type is a libcst node, by type: libcst's classes use ABCMeta, whose
+#: isinstance() is several times slower than a dict lookup, on the engine's hottest path.
+_IS_NODE: dict[type, bool] = {}
+
+
+def is_node(value: object) -> bool:
+    """``isinstance(value, cst.CSTNode)``, answered once per type."""
+    kind = type(value)
+    known = _IS_NODE.get(kind)
+    if known is None:
+        known = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
+    return known
+
+
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The syntactic children of ``node`` in source order, without whitespace and
     punctuation. libcst's ``node.children`` runs a visitor per call (an order of
     magnitude slower); the dataclass fields give the same structure."""
+    is_node_type = _IS_NODE.get
     for name in _fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (list, tuple)):
+        kind = type(value)
+        if kind is list or kind is tuple:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if is_node_type(type(item)) or is_node(item):
                     yield item
+        elif is_node_type(kind) or is_node(value):
+            yield value
+
+
+_SCOPE_TYPES = frozenset(_SCOPES)
 
 
 def iter_exprs(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """``node`` and everything below it, not entering lambdas or nested scopes."""
     stack: list[cst.CSTNode] = [node]
+    scopes = _SCOPE_TYPES
     while stack:
         current = stack.pop()
         yield current
-        below = [c for c in children(current) if not isinstance(c, _SCOPES)]
+        below = [c for c in children(current) if type(c) not in scopes]
         below.reverse()
         stack.extend(below)
 
