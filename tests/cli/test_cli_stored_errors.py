@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
-from summaryguard.rules.cli import main
 from summaryguard.rules.exitcodes import ExitCode
+
+#: The ``lint`` fixture of conftest.py: source -> (exit status, [(line, code)]).
+Lint = Callable[[str], tuple[int, list[tuple[int, str]]]]
 
 HEAD = """\
 from summaryguard.guard import SummaryReconciliationError, check_resume
@@ -23,21 +24,6 @@ def recover(checkpoint, deps, agent, strict=True):
 RESUME = "    return agent.resume(checkpoint.summary, checkpoint.turn)\n"
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def check(capsys: pytest.CaptureFixture[str], project: Path, text: str) -> tuple[int, list[tuple[int, str]]]:
-    (project / "a.py").write_text(text, encoding="utf-8")
-    status = main(["check", "--no-cache", "--format", "json", "a.py"])
-    report = json.loads(capsys.readouterr().out)
-    assert report["errors"] == []
-    return status, [(f["line"], f["code"]) for f in report["findings"]]
-
-
 @pytest.mark.parametrize(
     "after",
     [
@@ -48,9 +34,9 @@ def check(capsys: pytest.CaptureFixture[str], project: Path, text: str) -> tuple
     ids=["is-not-none", "truthy-wrapped", "negated-else"],
 )
 def test_stored_error_raised_before_the_resume_is_clean(
-    capsys: pytest.CaptureFixture[str], project: Path, after: str
+    lint: Lint, after: str
 ) -> None:
-    assert check(capsys, project, HEAD + after + RESUME) == (ExitCode.OK, [])
+    assert lint(HEAD + after + RESUME) == (ExitCode.OK, [])
 
 
 @pytest.mark.parametrize(
@@ -64,15 +50,15 @@ def test_stored_error_raised_before_the_resume_is_clean(
     ids=["never-raised", "raised-on-some-paths", "raised-after-the-resume", "cleared-before-the-test"],
 )
 def test_stored_error_that_can_reach_the_resume_is_sg202(
-    capsys: pytest.CaptureFixture[str], project: Path, after: str
+    lint: Lint, after: str
 ) -> None:
-    status, found = check(capsys, project, HEAD + after + RESUME)
+    status, found = lint(HEAD + after + RESUME)
     assert status == ExitCode.FINDINGS
     assert (7, "SG202") in found
 
 
 def test_stored_error_never_raised_without_a_resume_is_sg202(
-    capsys: pytest.CaptureFixture[str], project: Path
+    lint: Lint
 ) -> None:
-    status, found = check(capsys, project, HEAD + "    return error is None\n")
+    status, found = lint(HEAD + "    return error is None\n")
     assert (status, found) == (ExitCode.FINDINGS, [(7, "SG202")])
