@@ -133,10 +133,14 @@ class GuardedGraph:
         self._acceptance = acceptance
         #: Configuration bound with with_config(), merged under each call's own.
         self._bound = bound
-        self._check = resume_guard(deps=self._deps_of)(_admitted)
-        # A pending subgraph's own state: its summary must be vouched for too, and what it
-        # dropped is refused like the parent's; only the deps that state declares apply.
-        self._check_subgraph = resume_guard(deps=_declared_only)(_admitted)
+        # With no deps given, the state's own declaration applies: the shared default check.
+        self._check = _check_declared if self._deps is None else resume_guard(deps=self._deps_of)(_admitted)
+
+    def _derive(self, *, acceptance: Acceptance | None, bound: Any) -> GuardedGraph:
+        """This guarded graph with another acceptance or bound configuration (its check is reused, not rebuilt)."""
+        derived = object.__new__(GuardedGraph)
+        derived.__dict__.update(self.__dict__, _acceptance=acceptance, _bound=bound)
+        return derived
 
     @property
     def graph(self) -> Any:
@@ -155,8 +159,7 @@ class GuardedGraph:
 
     def with_config(self, config: Any = None, **kwargs: Any) -> GuardedGraph:
         """This guarded graph with configuration bound to every call (``Runnable.with_config``)."""
-        bound = _merge(self._bound, {**(config or {}), **kwargs})
-        return GuardedGraph(self._graph, deps=self._deps, acceptance=self._acceptance, bound=bound)
+        return self._derive(acceptance=self._acceptance, bound=_merge(self._bound, {**(config or {}), **kwargs}))
 
     def __repr__(self) -> str:
         return f"guard_graph({self._graph!r})"
@@ -189,7 +192,7 @@ class GuardedGraph:
         acceptance = Acceptance(names, accepted_kinds, reason, accepted_by)
         if not acceptance.refs and not acceptance.kinds:
             raise ValueError("accepting() needs the references (or kinds) whose divergence is accepted")
-        return GuardedGraph(self._graph, deps=self._deps, acceptance=acceptance, bound=self._bound)
+        return self._derive(acceptance=acceptance, bound=self._bound)
 
     # -- runs ------------------------------------------------------------------------------
 
@@ -203,7 +206,7 @@ class GuardedGraph:
         try:
             result = ctx.run(self._graph.invoke, input, run_config, **kwargs)
         except SummaryReconciliationError as error:
-            raise _enrich(_plain(error), run.turn.checkpoint) from None
+            raise _surfaced(error, run) from None
         _raise_swallowed(run)
         return result
 
@@ -218,7 +221,7 @@ class GuardedGraph:
         try:
             result = await self._graph.ainvoke(input, run_config, **kwargs)
         except SummaryReconciliationError as error:
-            raise _enrich(_plain(error), run.turn.checkpoint) from None
+            raise _surfaced(error, run) from None
         finally:
             _leave(tokens)
         _raise_swallowed(run)
@@ -240,7 +243,7 @@ class GuardedGraph:
                 except StopIteration:
                     return
                 except SummaryReconciliationError as error:
-                    raise _enrich(_plain(error), run.turn.checkpoint) from None
+                    raise _surfaced(error, run) from None
                 _raise_swallowed(run)
                 yield chunk
         finally:
@@ -278,7 +281,7 @@ class GuardedGraph:
                 except StopAsyncIteration:
                     return
                 except SummaryReconciliationError as error:
-                    raise _enrich(_plain(error), run.turn.checkpoint) from None
+                    raise _surfaced(error, run) from None
                 finally:
                     _leave(tokens)
                 _raise_swallowed(run)
@@ -346,7 +349,9 @@ class GuardedGraph:
     def _admit_subgraph(self, state: Any, turn: ResumedTurn) -> None:
         """Check a pending subgraph's state; its drops and acceptances join the parent's turn."""
         try:
-            checked, sub_turn, _ = self._check_subgraph(state)
+            # Its summary must be vouched for too, and what it dropped is refused like the
+            # parent's; only the deps that subgraph's own state declares apply.
+            checked, sub_turn, _ = _check_declared(state)
         except SummaryReconciliationError as error:
             raise _enrich(error, state) from None
         if checked is not state:
@@ -363,11 +368,6 @@ class GuardedGraph:
         turn.add_dropped(sub_turn.dropped_refs())
         for record in sub_turn.divergences:
             turn.record(record)
-
-
-def _declared_only(snapshot: Any) -> None:
-    """No deps of the guarded graph's own: a subgraph's state declares its own, or has none."""
-    return None
 
 
 def _subgraph_states(snapshot: Any) -> Iterator[Any]:
@@ -388,6 +388,10 @@ def _admitted(checkpoint: Any) -> tuple[Any, ResumedTurn, contextvars.Context]:
     turn = current_turn()
     assert turn is not None
     return checkpoint, turn, contextvars.copy_context()
+
+
+#: The admission check with the deps the checked state itself declares (``next_turn_deps``).
+_check_declared = resume_guard(_admitted)
 
 
 def guard_graph(graph: Any, *, deps: Deps = None) -> GuardedGraph:
@@ -508,10 +512,15 @@ def _plain(error: SummaryReconciliationError) -> SummaryReconciliationError:
     return plain.with_traceback(error.__traceback__)
 
 
+def _surfaced(error: SummaryReconciliationError, run: GuardedRun) -> SummaryReconciliationError:
+    """An error met inside a guarded run as its caller gets it: plain, and naming the thread and checkpoint."""
+    return _enrich(_plain(error), run.turn.checkpoint)
+
+
 def _raise_swallowed(run: GuardedRun) -> None:
     """A refusal caught on its way out (``ToolNode(handle_tool_errors=True)``) still stops the run."""
     if run.refused:
-        raise _enrich(_plain(run.refused[0]), run.turn.checkpoint)
+        raise _surfaced(run.refused[0], run)
 
 
 def is_langgraph_checkpoint(checkpoint: Any) -> bool:
