@@ -196,7 +196,7 @@ _SETS = (set, frozenset)
 def check_dep_names(deps: Iterable[Any]) -> None:
     """Refuse a dependency that cannot be a reference name (an unhashable list, say) with a clear message."""
     for i, dep in enumerate(deps):
-        if dep.__class__ is not str and not isinstance(dep, str):
+        if not isinstance(dep, str):
             try:
                 hash(dep)
             except TypeError:

@@ -151,7 +151,7 @@ class _Guarded:
     def enter(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any], list[Any]]:
         """Check the call; return the (possibly replayed) arguments and the turn cell."""
         cp = self._get_checkpoint(args, kwargs)
-        adapter = _adapters.get(type(cp)) or adapter_for(cp)
+        adapter = adapter_for(cp)
         facts, deps, error = self._read(args, kwargs, cp, adapter)
         if error is None and violation(facts, deps) is None:
             return args, kwargs, [cp, adapter, None]
@@ -451,7 +451,6 @@ def _compile(guarded: _Guarded, is_async: bool) -> Callable[..., Any] | None:
         "_sg_adapter_for": adapter_for,
         "_sg_enter": _current.set,
         "_sg_leave": _current.reset,
-        "_sg_plain": _PLAIN,
         "_sg_sets": _SETS,
         "_sg_slow": guarded.call_async if is_async else guarded.call,
         "_sg_deps_fn": guarded.deps_fn,
@@ -463,11 +462,7 @@ def _compile(guarded: _Guarded, is_async: bool) -> Callable[..., Any] | None:
         if p.default is not p.empty:
             namespace[f"_sg_d{i}"] = p.default
             default = f"=_sg_d{i}"
-        if p.kind is p.POSITIONAL_ONLY:
-            rendered.append(p.name + default)
-            positional.append(p.name)
-            forward.append(p.name)
-        elif p.kind is p.POSITIONAL_OR_KEYWORD:
+        if p.kind is p.POSITIONAL_ONLY or p.kind is p.POSITIONAL_OR_KEYWORD:  # "/" is placed afterwards
             rendered.append(p.name + default)
             positional.append(p.name)
             forward.append(p.name)
