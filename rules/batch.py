@@ -2,7 +2,7 @@
 
 The work has two parts, because the analysis crosses modules:
 
-1. **Screening, per file** (:meth:`Analyzer.screen`): the text pre-filter,
+1. **Screening, per file** (:meth:`Analyzer.screen_facts`): the text pre-filter,
    then CPython's parser and the code-word gate for the files the pre-filter
    keeps, and CPython's syntax check alone for the files it rejects (a file
    that cannot be parsed is an error wherever it is). It depends on the

@@ -10,7 +10,7 @@ What is cached, and under which key:
   any of them starts from an empty folder.
 * **screen**: per file *content* (a BLAKE2 digest of the bytes), the outcome
   of the cheap look that decides whether a file needs libcst at all (see
-  :meth:`Analyzer.screen`), with the syntax errors it found and, for a file
+  :meth:`Analyzer.screen_facts`), with the syntax errors it found and, for a file
   screened in, the modules it imports (as written). It depends on the text
   alone.
 * **project**: the findings and errors of the files that did need libcst,

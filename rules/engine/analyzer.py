@@ -205,10 +205,8 @@ class Analyzer:
         The answer depends on the text alone, never on other files (the CLI
         caches it by content and computes it in worker processes); a file
         screened out contributes nothing to the analysis of the others."""
-        if not self.might_matter(text):
-            return False, self.syntax_errors(path, text)
-        errors: list[FileError] = []
-        return self._scan(path, text, errors) is not None, errors
+        screened_in, errors, _ = self.screen_facts(path, text)
+        return screened_in, errors
 
     def screen_facts(self, path: str, text: str) -> tuple[bool, list[FileError], ScreenFacts | None]:
         """:meth:`screen`, and for a file screened in, what :meth:`analyze` needs of it."""
@@ -222,7 +220,7 @@ class Analyzer:
 
     def _parse_cst(self, path: str, text: str, errors: list[FileError]) -> cst.Module | None:
         """Parse with libcst, after CPython's parser (10x cheaper) has vouched for
-        the text (see :meth:`_scan`): syntax errors and nesting that would crash or
+        the text (see :meth:`_scan_tree`): syntax errors and nesting that would crash or
         stall libcst's native parser are reported from there."""
         try:
             return cst.parse_module(text)
@@ -235,13 +233,8 @@ class Analyzer:
             errors.append(FileError(path, None, message))
         return None
 
-    def _scan(self, path: str, text: str, errors: list[FileError]) -> FileScan | None:
-        """CPython's parse and the code-word gate: the scan, or None (errors added)."""
-        found = self._scan_tree(path, text, errors)
-        return None if found is None else found[1]
-
     def _scan_tree(self, path: str, text: str, errors: list[FileError]) -> tuple[ast.Module, FileScan] | None:
-        """:meth:`_scan`, with CPython's tree."""
+        """CPython's parse and the code-word gate: the tree and the scan, or None (errors added)."""
         try:
             with warnings.catch_warnings():  # CPython's SyntaxWarnings are not ours to print
                 warnings.simplefilter("ignore")

@@ -1008,7 +1008,6 @@ def _at_callers(analysis: _Analysis, project: Project, pending: dict[FunctionInf
         for call in analysis.unchecked(caller, calls):
             callee = project.resolve(call.func, caller)
             assert callee is not None
-            called.add(callee)
             facts.append(replace(_recompaction_fact(call, callee.name), path=caller.module.path))
         called.update(project.resolve(c.func, caller) for c in calls)  # type: ignore[misc]
     for fn, calls in pending.items():
@@ -1097,11 +1096,10 @@ def _reachable(analysis: _Analysis, fn: FunctionInfo) -> set[FunctionInfo]:
 def _confined(calls: _Calls, dispatch: cst.CSTNode) -> bool:
     """The dispatching function waits for the work before it returns (outside any loop
     it was dispatched in): nothing outside it runs concurrently with it."""
-    start = next(((i, lp) for c, _, i, lp in calls.calls if c is dispatch), None)
-    if start is None:
+    first = next((i for c, _, i, _ in calls.calls if c is dispatch), None)
+    if first is None:
         return False
-    first, loops = start
-    return dispatch in calls.awaited or any(i >= first for i, lp in calls.syncs)
+    return dispatch in calls.awaited or any(i >= first for i, _ in calls.syncs)
 
 
 def _overlaps(calls: _Calls, dispatch: cst.CSTNode, index: int, loops: tuple[int, ...]) -> bool:

@@ -192,22 +192,24 @@ def error_slots(body: Sequence[Stmt]) -> frozenset[str]:
     ``if error`` say the same. Intersect with :func:`candidates` (plain assignments only)."""
     caught: set[int] = set()
     nodes = list(_walk(body))
+    handlers = (cst.ExceptHandler, cst.ExceptStarHandler)
+    assignments = (cst.Assign, cst.AnnAssign)
     for node in nodes:
-        if not isinstance(node, (cst.ExceptHandler, cst.ExceptStarHandler)) or node.name is None:
+        if type(node) not in handlers or node.name is None:
             continue
         if not isinstance(node.name.name, cst.Name):
             continue
         bound = node.name.name.value
         for stmt in walk_statements(statements(node.body)):
-            if isinstance(stmt, (cst.Assign, cst.AnnAssign)) and isinstance(stmt.value, cst.Name):
+            if type(stmt) in assignments and isinstance(stmt.value, cst.Name):
                 if stmt.value.value == bound:
                     caught.add(id(stmt))
     slots: set[str] = set()
     bad: set[str] = set()
     for node in nodes:
-        if not isinstance(node, (cst.Assign, cst.AnnAssign)) or node.value is None:
+        if type(node) not in assignments or node.value is None:
             continue
-        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
         for target in targets:
             if isinstance(target, cst.Name):
                 (slots if is_none(node.value) or id(node) in caught else bad).add(target.value)

@@ -154,15 +154,14 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The syntactic children of ``node`` in source order, without whitespace and
     punctuation. libcst's ``node.children`` runs a visitor per call (an order of
     magnitude slower); the dataclass fields give the same structure."""
-    is_node_type = _IS_NODE.get
     for name in _fields(type(node)):
         value = getattr(node, name)
         kind = type(value)
         if kind is list or kind is tuple:
             for item in value:
-                if is_node_type(type(item)) or is_node(item):
+                if is_node(item):
                     yield item
-        elif is_node_type(kind) or is_node(value):
+        elif is_node(value):
             yield value
 
 
@@ -183,7 +182,7 @@ def iter_exprs(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 def calls_in(node: cst.CSTNode) -> list[cst.Call]:
     """Calls inside ``node``, innermost (first evaluated) first."""
-    found = [n for n in iter_exprs(node) if isinstance(n, cst.Call)]
+    found = [n for n in iter_exprs(node) if type(n) is cst.Call]
     found.reverse()
     return found
 
