@@ -464,8 +464,10 @@ def test_the_async_stream_and_batch_paths() -> None:
         graph.batch([None], THREAD)
     with pytest.raises(TypeError, match="batch"):
         asyncio.run(graph.abatch([Command(resume=1)], THREAD))
-    assert graph.batch([fresh], {"configurable": {"thread_id": "b"}})
-    assert asyncio.run(graph.abatch([fresh], {"configurable": {"thread_id": "c"}}))
+    (out,) = graph.batch([fresh], {"configurable": {"thread_id": "b"}})
+    assert out["messages"] and out["context"]["summaryguard"]["generation"] == 1  # fresh input runs, stamped
+    (aout,) = asyncio.run(graph.abatch([fresh], {"configurable": {"thread_id": "c"}}))
+    assert aout["messages"] and aout["context"]["summaryguard"]["generation"] == 1
 
 
 @pytest.mark.parametrize(

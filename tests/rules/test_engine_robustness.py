@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -141,10 +142,31 @@ def test_a_dense_alias_graph_takes_linear_time(analyzer: Analyzer) -> None:
     assert _codes(analyzer, body) == []
 
 
-def test_a_long_boolean_chain_in_a_lookup_test_does_not_recurse(analyzer: Analyzer) -> None:
-    """libcst nests ``a or b or c`` left-deep: the missing-side test walks it iteratively."""
+def test_a_long_boolean_chain_in_a_lookup_test_does_not_recurse(
+    analyzer: Analyzer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """libcst nests ``a or b or c`` left-deep: the missing-side test walks it iteratively.
+
+    The analysis runs on the deep-stack worker, whose recursion limit is far above
+    any chain that parses; so the test runs the missing-side walk itself under a
+    limit the chain exceeds, where a recursive walk fails.
+    """
+    import inspect
+
+    from summaryguard.rules.engine import rederive
+
     terms = 1500
-    assert terms > sys.getrecursionlimit()
+    walk = rederive._missing_side
+
+    def under_a_tight_limit(test: Any, ev: Any) -> Any:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(len(inspect.stack(0)) + 200)  # far below the chain's depth
+        try:
+            return walk(test, ev)
+        finally:
+            sys.setrecursionlimit(limit)
+
+    monkeypatch.setattr(rederive, "_missing_side", under_a_tight_limit)
     chain = " or ".join(["flag"] * terms)
     codes = _codes(
         analyzer,
