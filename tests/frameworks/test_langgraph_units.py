@@ -422,26 +422,7 @@ def test_a_refusal_under_a_tool_node_that_handles_errors_stops_the_run_at_that_s
 def test_a_summarization_during_the_resumed_run_extends_what_tools_refuse() -> None:
     calls = Calls()
     make_vm = guard_tool(tool("create_vm", description="Make a VM.")(calls.make))
-
-    def make(state: State) -> dict[str, Any]:
-        handle = make_vm.invoke({})
-        return {"messages": [AIMessage("", id="a1", tool_calls=[{"name": "create_vm", "args": {}, "id": "c1"}]),
-                             ToolMessage(handle, name="create_vm", tool_call_id="c1", id="t1")]}
-
-    def remake(state: State) -> dict[str, Any]:
-        make_vm.invoke({})
-        return {}
-
-    builder = StateGraph(State)
-    builder.add_node("make", make)
-    builder.add_node("summarize", stamp_summaries(_summarizer("A VM was created.")))
-    builder.add_node("remake", remake)
-    builder.add_edge(START, "make")
-    builder.add_edge("make", "summarize")
-    builder.add_edge("summarize", "remake")
-    builder.add_edge("remake", END)
-    graph = guard_graph(builder.compile(checkpointer=InMemorySaver(), interrupt_before=["make"]))
-    graph.invoke({"messages": _conversation()[:1], "context": {}}, THREAD)
+    graph = _remake_graph(make_vm, use_async=False)
     with pytest.raises(SummaryReconciliationError, match="during this resumed run") as caught:
         graph.invoke(None, THREAD)  # resumed: make (vm-1), summarize drops it, remake re-derives
     assert caught.value.details["thread_id"] == "t" and calls.made == ["vm-1"]
@@ -735,19 +716,23 @@ def test_the_hook_hands_over_only_categories_the_analyzer_accepts(monkeypatch: p
 def _remake_graph(make_vm: Any, *, use_async: bool) -> Any:
     """make (a VM) -> summarize (drops it) -> remake (asks the tool again); paused before make."""
 
-    async def make(state: State) -> dict[str, Any]:
-        handle = await make_vm.ainvoke({}) if use_async else make_vm.invoke({})
+    def made(handle: str) -> dict[str, Any]:
         return {"messages": [AIMessage("", id="a1", tool_calls=[{"name": "create_vm", "args": {}, "id": "c1"}]),
                              ToolMessage(handle, name="create_vm", tool_call_id="c1", id="t1")]}
 
-    async def remake(state: State) -> dict[str, Any]:
-        handle = await make_vm.ainvoke({}) if use_async else make_vm.invoke({})
+    def remade(handle: str) -> dict[str, Any]:
         return {"messages": [AIMessage(f"remade {handle}", id="r1")]}
 
+    async def amake(state: State) -> dict[str, Any]:
+        return made(await make_vm.ainvoke({}))
+
+    async def aremake(state: State) -> dict[str, Any]:
+        return remade(await make_vm.ainvoke({}))
+
     builder = StateGraph(State)
-    builder.add_node("make", make)
+    builder.add_node("make", amake if use_async else (lambda state: made(make_vm.invoke({}))))
     builder.add_node("summarize", stamp_summaries(_summarizer("A VM was created.")))
-    builder.add_node("remake", remake)
+    builder.add_node("remake", aremake if use_async else (lambda state: remade(make_vm.invoke({}))))
     builder.add_edge(START, "make")
     builder.add_edge("make", "summarize")
     builder.add_edge("summarize", "remake")
