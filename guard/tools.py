@@ -124,5 +124,5 @@ def refuse_rederivation(turn: ResumedTurn, tool: str, entry: Any, where: str) ->
         details={"tool": tool, "last_known": entry.last_known},
     )
     notify(error, turn.checkpoint)
-    graph = sys.modules.get("summaryguard.guard.langgraph._graph")
+    graph = sys.modules.get("summaryguard.plugins.langgraph._graph")
     raise graph.bubbling(error) if graph is not None else error

@@ -47,7 +47,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "summaryguard.plugins.checkpoint_native",
     "summaryguard.plugins.checkpoint_attributes",
     "summaryguard.plugins.checkpoint_mappings",
-    "summaryguard.plugins.langgraph",
+    "summaryguard.plugins.langgraph.plugin",
     "summaryguard.plugins.observe_logging",
 )
 

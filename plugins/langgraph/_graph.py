@@ -29,11 +29,11 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ReconciliationKind, SummaryReconciliationError
-from ..reconcile import AcceptDivergence
-from ..resume import resume_guard
-from ..tools import refuse_rederivation
-from ..turn import ResumedTurn, accept_divergence, current_turn
+from summaryguard.guard.errors import ReconciliationKind, SummaryReconciliationError
+from summaryguard.guard.reconcile import AcceptDivergence
+from summaryguard.guard.resume import resume_guard
+from summaryguard.guard.tools import refuse_rederivation
+from summaryguard.guard.turn import ResumedTurn, accept_divergence, current_turn
 from ._state import unstamped_note
 
 __all__ = ["GuardedGraph", "GuardedRun", "current_run", "guard_graph", "is_langgraph_checkpoint"]

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..compactor import ProducedRef
+from summaryguard.guard.compactor import ProducedRef
 
 __all__ = [
     "DEFAULT_EXTRACTOR",

@@ -21,9 +21,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from ..compactor import Compactor, Turn
-from ..errors import ReconciliationKind, SummaryReconciliationError
-from ..model import Summary
+from summaryguard.guard.compactor import Compactor, Turn
+from summaryguard.guard.errors import ReconciliationKind, SummaryReconciliationError
+from summaryguard.guard.model import Summary
 from ._graph import current_run
 from ._refs import Extractor, message_text, register_extractor, tool_message_refs
 from ._state import CONTEXT_KEY, MESSAGES_KEY, STAMP_KEY, locate, make_stamp, read_stamp, unstamped_note

@@ -25,7 +25,7 @@ import hashlib
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
-from ..model import Summary
+from summaryguard.guard.model import Summary
 from ._refs import DEFAULT_EXTRACTOR, Extractor, every_extractor, lookup_extractor
 
 __all__ = [
@@ -91,7 +91,7 @@ def read_stamp(stamp: Any, text: str | None) -> tuple[Summary, Mapping[str, Any]
     A malformed stamp raises :class:`~summaryguard.guard.CheckpointFormatError`
     naming the field; a guard reading it fails closed.
     """
-    from ..errors import CheckpointFormatError
+    from summaryguard.guard.errors import CheckpointFormatError
 
     if not isinstance(stamp, Mapping):
         raise CheckpointFormatError(STAMP_KEY, f"expected an object, got {type(stamp).__name__}")

@@ -19,7 +19,7 @@ import inspect
 from collections.abc import Iterable
 from typing import Any
 
-from ..tools import _is_langchain_tool, tool_guard
+from summaryguard.guard.tools import _is_langchain_tool, tool_guard
 from ._graph import current_run
 
 __all__ = ["guard_tool"]

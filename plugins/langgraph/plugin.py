@@ -1,6 +1,8 @@
-"""Built-in plugin for LangGraph, langmem and LangChain, serving both halves.
+"""The LangGraph room's plugin: every hookimpl of LangGraph, langmem and LangChain, for both halves.
 
-Runtime: an adapter reads LangGraph checkpoints (``StateSnapshot`` from
+This is the module the plugin manager registers (``BUILTIN_PLUGINS``).
+
+Runtime: adapters read LangGraph checkpoints (``StateSnapshot`` from
 ``graph.get_state``, ``CheckpointTuple`` from ``saver.get_tuple``) so that
 ``check_resume`` and ``resume_guard`` take them directly; an observer adds the
 thread and checkpoint ids to every error about one; a resolver carries out a
@@ -9,88 +11,68 @@ controller's ``GuardedGraph.accepting(...)``.
 Analyzer: the qualified names of the frameworks' checkpointers, resume and
 state calls, summarization and tools.
 
-Nothing here imports LangGraph: a checkpoint can only be a LangGraph object if
-LangGraph is already loaded, so the adapter looks its classes up in
-``sys.modules``.
+Building the plugin manager imports this module, in every analyzer run and
+in agents that never use LangGraph; so it imports neither LangGraph nor the
+room's runtime modules. A hookimpl imports what it needs when it is called,
+and only when LangGraph can be involved: a checkpoint can only be a LangGraph
+object if LangGraph is already loaded (the adapter looks its classes up in
+``sys.modules``), and a guarded run or acceptance only exists once the room's
+graph module is loaded.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping
+from types import ModuleType
 from typing import Any
 
-from summaryguard.guard.langgraph import _graph, _state
+from summaryguard.plugins.hookspecs import hookimpl
 
-from .hookspecs import hookimpl
+__all__ = ["VOCABULARY"]
 
-__all__ = ["CHECKPOINT_TUPLE_ADAPTER", "STATE_SNAPSHOT_ADAPTER", "VOCABULARY"]
-
-
-class StateSnapshotAdapter:
-    """Reads ``graph.get_state(config)``: channel values, and the step from the metadata."""
-
-    name = "langgraph.StateSnapshot"
-
-    @staticmethod
-    def extract(snapshot: Any) -> tuple[Any, ...]:
-        return _state.facts(snapshot.values, (snapshot.metadata or {}).get("step"))
-
-    @staticmethod
-    def next_turn_deps(snapshot: Any) -> Iterable[str]:
-        return _state.next_turn_deps(snapshot.values)
-
-    @staticmethod
-    def drop_manifest(snapshot: Any) -> Iterable[Any]:
-        return _state.drop_manifest(snapshot.values)
-
-
-class CheckpointTupleAdapter:
-    """Reads ``saver.get_tuple(config)``: ``checkpoint["channel_values"]`` and ``metadata["step"]``."""
-
-    name = "langgraph.CheckpointTuple"
-
-    @staticmethod
-    def _values(checkpoint_tuple: Any) -> Mapping[str, Any]:
-        return checkpoint_tuple.checkpoint.get("channel_values") or {}
-
-    @classmethod
-    def extract(cls, checkpoint_tuple: Any) -> tuple[Any, ...]:
-        return _state.facts(cls._values(checkpoint_tuple), (checkpoint_tuple.metadata or {}).get("step"))
-
-    @classmethod
-    def next_turn_deps(cls, checkpoint_tuple: Any) -> Iterable[str]:
-        return _state.next_turn_deps(cls._values(checkpoint_tuple))
-
-    @classmethod
-    def drop_manifest(cls, checkpoint_tuple: Any) -> Iterable[Any]:
-        return _state.drop_manifest(cls._values(checkpoint_tuple))
-
-
-STATE_SNAPSHOT_ADAPTER = StateSnapshotAdapter()
-CHECKPOINT_TUPLE_ADAPTER = CheckpointTupleAdapter()
+_GRAPH_MODULE = f"{__package__}._graph"
 
 
 @hookimpl
 def summaryguard_checkpoint_adapter(checkpoint_type: type, checkpoint: Any) -> Any:
     types = sys.modules.get("langgraph.types")
     if types is not None and issubclass(checkpoint_type, types.StateSnapshot):
+        from ._adapters import STATE_SNAPSHOT_ADAPTER
+
         return STATE_SNAPSHOT_ADAPTER
     base = sys.modules.get("langgraph.checkpoint.base")
     if base is not None and issubclass(checkpoint_type, base.CheckpointTuple):
+        from ._adapters import CHECKPOINT_TUPLE_ADAPTER
+
         return CHECKPOINT_TUPLE_ADAPTER
     return None
+
+
+def _graph_module() -> ModuleType | None:
+    """The room's graph module when this process may have met LangGraph, else None (nothing to observe or resolve).
+
+    Without LangGraph loaded there is no LangGraph checkpoint to enrich, and
+    without the graph module loaded no guarded run or acceptance exists.
+    """
+    graph = sys.modules.get(_GRAPH_MODULE)
+    if graph is None and "langgraph" in sys.modules:
+        from . import _graph as graph
+    return graph
 
 
 @hookimpl(tryfirst=True)
 def summaryguard_observe_violation(error: Any, checkpoint: Any) -> None:
     # First, so that the logging observer already sees thread_id and checkpoint_id.
-    _graph.observe(error, checkpoint)
+    graph = _graph_module()
+    if graph is not None:
+        graph.observe(error, checkpoint)
 
 
 @hookimpl
 def summaryguard_resolve_violation(error: Any, checkpoint: Any) -> Any:
-    return _graph.resolve(error, checkpoint)
+    graph = _graph_module()
+    return graph.resolve(error, checkpoint) if graph is not None else None
 
 
 # -- analyzer vocabulary ------------------------------------------------------------------
@@ -153,12 +135,13 @@ VOCABULARY: Mapping[str, tuple[str, ...]] = {
     "tool-calls": _methods(_TOOL_CLASSES, ("invoke", "ainvoke", "run", "arun"))
     + _methods(("langgraph.prebuilt.ToolNode", "langgraph.prebuilt.tool_node.ToolNode"), ("invoke", "ainvoke")),
     "interrupt-calls": ("langgraph.types.interrupt",),
-    "validators": (
-        "summaryguard.guard.langgraph.guard_graph",
-        "summaryguard.guard.langgraph.GuardedGraph.invoke",
-        "summaryguard.guard.langgraph.GuardedGraph.ainvoke",
-        "summaryguard.guard.langgraph.GuardedGraph.stream",
-        "summaryguard.guard.langgraph.GuardedGraph.astream",
+    # Both import paths: this room's, and the compatibility one under summaryguard.guard.
+    "validators": _methods(
+        ("summaryguard.plugins.langgraph", "summaryguard.guard.langgraph"), ("guard_graph",)
+    )
+    + _methods(
+        ("summaryguard.plugins.langgraph.GuardedGraph", "summaryguard.guard.langgraph.GuardedGraph"),
+        ("invoke", "ainvoke", "stream", "astream"),
     ),
 }
 

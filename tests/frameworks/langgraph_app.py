@@ -101,7 +101,7 @@ def build(
     handle_tool_errors: Any = None,
 ) -> Any:
     """The compiled graph; with ``guarded`` the two lines and the tool wrapper of summaryguard."""
-    from summaryguard.guard.langgraph import guard_graph, guard_tool, stamp_summaries
+    from summaryguard.plugins.langgraph import guard_graph, guard_tool, stamp_summaries
 
     create_vm = make_tools(world)
     if guarded:

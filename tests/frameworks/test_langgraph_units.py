@@ -35,7 +35,7 @@ from summaryguard.guard import (  # noqa: E402
     check_resume,
     resume_guard,
 )
-from summaryguard.guard.langgraph import (  # noqa: E402
+from summaryguard.plugins.langgraph import (  # noqa: E402
     GuardedGraph,
     guard_graph,
     guard_tool,
@@ -44,9 +44,9 @@ from summaryguard.guard.langgraph import (  # noqa: E402
     stamp_summaries,
     tool_message_refs,
 )
-from summaryguard.guard.langgraph import _refs, _state  # noqa: E402
+from summaryguard.plugins.langgraph import _adapters, _refs, _state  # noqa: E402
 from summaryguard.plugins import hookspecs  # noqa: E402
-from summaryguard.plugins import langgraph as plugin  # noqa: E402
+from summaryguard.plugins.langgraph import plugin  # noqa: E402
 from summaryguard.plugins.manager import BUILTIN_PLUGINS, get_plugin_manager  # noqa: E402
 
 THREAD = {"configurable": {"thread_id": "t"}}
@@ -115,9 +115,9 @@ def _paused(graph: Any, messages: list[Any] | None = None) -> Any:
 
 
 def test_the_plugin_is_built_in_and_the_runtime_import_stays_free_of_langgraph() -> None:
-    assert "summaryguard.plugins.langgraph" in BUILTIN_PLUGINS
+    assert "summaryguard.plugins.langgraph.plugin" in BUILTIN_PLUGINS
     code = (
-        "import sys, summaryguard.guard, summaryguard.guard.langgraph; "
+        "import sys, summaryguard.guard, summaryguard.guard.langgraph, summaryguard.plugins.langgraph; "
         "bad = [m for m in sys.modules if m.split('.')[0] in ('langgraph', 'langmem', 'langchain_core', 'libcst')]; "
         "print(bad)"
     )
@@ -130,7 +130,7 @@ def test_a_stamped_snapshot_is_read_and_checked_directly() -> None:
     adapter = get_plugin_manager().hook.summaryguard_checkpoint_adapter(
         checkpoint_type=type(snapshot), checkpoint=snapshot
     )
-    assert adapter is plugin.STATE_SNAPSHOT_ADAPTER
+    assert adapter is _adapters.STATE_SNAPSHOT_ADAPTER
     turn, recorded, has_summary, generation, partial, refs = adapter.extract(snapshot)
     assert (turn, recorded, has_summary, generation, partial) == (1, 1, True, 1, False)
     assert "create_vm" not in refs and list(refs) == [] and len(refs) == 0
@@ -149,10 +149,10 @@ def test_a_checkpoint_tuple_reads_the_same() -> None:
     checkpoint_tuple = saver.get_tuple(THREAD)
     assert is_langgraph_checkpoint(checkpoint_tuple) and is_langgraph_checkpoint(snapshot)
     assert not is_langgraph_checkpoint({"summary": None})
-    facts = plugin.CHECKPOINT_TUPLE_ADAPTER.extract(checkpoint_tuple)
-    assert facts[:5] == plugin.STATE_SNAPSHOT_ADAPTER.extract(snapshot)[:5]
-    assert plugin.CHECKPOINT_TUPLE_ADAPTER.next_turn_deps(checkpoint_tuple) == ()
-    assert [d.ref for d in plugin.CHECKPOINT_TUPLE_ADAPTER.drop_manifest(checkpoint_tuple)] == ["create_vm"]
+    facts = _adapters.CHECKPOINT_TUPLE_ADAPTER.extract(checkpoint_tuple)
+    assert facts[:5] == _adapters.STATE_SNAPSHOT_ADAPTER.extract(snapshot)[:5]
+    assert _adapters.CHECKPOINT_TUPLE_ADAPTER.next_turn_deps(checkpoint_tuple) == ()
+    assert [d.ref for d in _adapters.CHECKPOINT_TUPLE_ADAPTER.drop_manifest(checkpoint_tuple)] == ["create_vm"]
     with pytest.raises(SummaryReconciliationError) as caught:
         check_resume(checkpoint_tuple, ["create_vm"])
     assert caught.value.details["thread_id"] == "t"
@@ -163,10 +163,10 @@ def test_a_thread_without_summarization_is_an_exact_transcript() -> None:
     graph.invoke({"messages": _conversation()[:1], "context": {}}, THREAD)  # too short to summarize
     snapshot = graph.get_state(THREAD)
     assert _state.locate(snapshot.values)[:2] == (None, None)
-    facts = plugin.STATE_SNAPSHOT_ADAPTER.extract(snapshot)
+    facts = _adapters.STATE_SNAPSHOT_ADAPTER.extract(snapshot)
     assert facts[1:5] == (0, True, 0, False)
     check_resume(snapshot, [])
-    assert plugin.STATE_SNAPSHOT_ADAPTER.drop_manifest(snapshot) == ()
+    assert _adapters.STATE_SNAPSHOT_ADAPTER.drop_manifest(snapshot) == ()
 
 
 def test_references_in_unfolded_messages_count_as_present() -> None:
@@ -276,7 +276,7 @@ def test_a_step_that_folds_nothing_new_keeps_the_stamp() -> None:
 
 
 def _stamper(**options: Any) -> Any:
-    from summaryguard.guard.langgraph._stamp import Stamper
+    from summaryguard.plugins.langgraph._stamp import Stamper
 
     return Stamper(**options)
 
@@ -495,7 +495,7 @@ async def _drain(chunks: Any) -> list[Any]:
 
 
 def test_with_config_merges_under_each_call() -> None:
-    from summaryguard.guard.langgraph._graph import _merge, _merge_each
+    from summaryguard.plugins.langgraph._graph import _merge, _merge_each
 
     bound = {"configurable": {"thread_id": "a", "user": "u"}, "tags": ["x"]}
     assert _merge(None, THREAD) is THREAD and _merge(bound, None) == bound
@@ -678,7 +678,8 @@ def test_the_vocabulary_names_the_frameworks() -> None:
     assert "langgraph.prebuilt.ToolNode.invoke" in vocabulary["tool-calls"]
     assert vocabulary["interrupt-calls"] == ("langgraph.types.interrupt",)
     assert vocabulary["resume-inputs"] == ("langgraph.types.Command",)
-    assert "summaryguard.guard.langgraph.guard_graph" in vocabulary["validators"]
+    assert "summaryguard.plugins.langgraph.guard_graph" in vocabulary["validators"]
+    assert "summaryguard.guard.langgraph.guard_graph" in vocabulary["validators"]  # the compatibility path
 
 
 def test_every_vocabulary_name_is_real() -> None:
