@@ -25,11 +25,20 @@ What is cached, and under which key:
   again, as a whole. Files screened out take no part in the analysis, so
   changing one of them never invalidates the others' findings.
 
-Stored under ``.summaryguard_cache/`` at the configuration's folder, or
-``$SUMMARYGUARD_CACHE_DIR``. Entries are JSON, written to a temporary file
-and renamed into place (atomic); an entry that cannot be read or does not
-have the expected shape is a miss, never an error. Failing to write is
-silent: a cache must never fail a check.
+Stored under ``.summaryguard_cache/`` at the configuration's folder, or under
+``$SUMMARYGUARD_CACHE_DIR/summaryguard/``: the variable names a folder that
+may be shared (``~/.cache``, a CI temporary folder, even ``.``), so the cache
+keeps to a folder of its own inside it and never touches anything else there.
+That folder is the cache's only if the cache created it (it holds
+``CACHEDIR.TAG`` with the cache's signature) or it is empty: a folder of that
+name that holds something else is left alone, and the run goes on uncached.
+``CACHEDIR.TAG`` and ``.gitignore`` are written only inside it, and only where
+absent; pruning removes only settings folders that carry the cache's marker
+file, and only the files the cache writes (a folder with anything else in it
+stays). Entries are JSON, written to a temporary file and renamed into place
+(atomic); an entry that cannot be read or does not have the expected shape
+is a miss, never an error. Failing to write is silent: a cache must never
+fail a check.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -48,14 +58,24 @@ __all__ = ["CACHE_DIR_ENV", "CACHE_FOLDER", "ResultCache", "content_digest", "se
 
 CACHE_DIR_ENV = "SUMMARYGUARD_CACHE_DIR"
 CACHE_FOLDER = ".summaryguard_cache"
+#: The folder the cache keeps to inside ``$SUMMARYGUARD_CACHE_DIR``.
+OWNED_FOLDER = "summaryguard"
+#: In each settings folder: says the folder is the cache's (what pruning looks for).
+MARKER = ".summaryguard-cache-entry"
+#: Largest cache entry read back (anything bigger is a miss).
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
 #: Bumped when the layout or the meaning of an entry changes (2: screen entries
 #: carry imports; project keys cover module names and context modules).
-FORMAT = 2
+FORMAT = 3
 #: How many settings folders and project entries are kept (the oldest go first).
 KEEP_SETTINGS = 8
 KEEP_PROJECTS = 16
 
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# summaryguard's result cache (https://bford.info/cachedir/)\n"
+_GITIGNORE = "# created by summaryguard\n*\n"
+#: Files the cache writes in a settings folder (all that pruning ever deletes there).
+_ENTRY_FILES = frozenset({"screen.json", MARKER})
+_PROJECT_FILE = re.compile(r"^[^.][^/\\]*\.json$")
 
 Verdict = tuple[bool, tuple[tuple[int | None, str], ...]]
 #: What a screened-in file imports (see :func:`~.engine.names.imported_modules`).
@@ -67,9 +87,10 @@ def content_digest(raw: bytes) -> str:
 
 
 def cache_folder(root: Path) -> Path:
-    """``$SUMMARYGUARD_CACHE_DIR`` if set, else ``.summaryguard_cache`` in ``root``."""
+    """``$SUMMARYGUARD_CACHE_DIR/summaryguard`` if the variable is set, else
+    ``.summaryguard_cache`` in ``root``: never the shared folder itself."""
     override = os.environ.get(CACHE_DIR_ENV)
-    return Path(override) if override else root / CACHE_FOLDER
+    return Path(override) / OWNED_FOLDER if override else root / CACHE_FOLDER
 
 
 def _version(distribution: str) -> str:
@@ -148,11 +169,22 @@ class ResultCache:
         self._screen: dict[str, Any] = {}
         self._screen_dirty = False
         self._loaded = False
+        self._owned: bool | None = None
+
+    def owned(self) -> bool:
+        """Whether :attr:`folder` is the cache's: absent (it will create it), empty, or
+        holding the cache's ``CACHEDIR.TAG``. Anything else is somebody's folder: the
+        cache then neither reads nor writes (asked once per run)."""
+        if self._owned is None:
+            self._owned = _is_ours(self.folder)
+        return self._owned
 
     # -- screen verdicts -------------------------------------------------------------------
 
     def _load_screen(self) -> None:
         self._loaded = True
+        if not self.owned():
+            return
         document = _read_json(self.here / "screen.json")
         if isinstance(document, dict) and document.get("settings") == self.settings:
             entries = document.get("entries")
@@ -204,20 +236,21 @@ class ResultCache:
 
     def project(self, key: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]] | None:
         """Cached ``(findings, errors)`` rows of an analysis; None for a miss or a malformed entry."""
+        if not self.owned():
+            return None
         document = _read_json(self.here / "projects" / f"{key}.json")
         if not isinstance(document, dict) or document.get("key") != key:
             return None
         findings, errors = document.get("findings"), document.get("errors")
         if not isinstance(findings, list) or not isinstance(errors, list):
             return None
-        finding_types = (str, int, int, int, int, str, str, str)
-        rows: list[tuple[Any, ...]] = []
+        from .engine.findings import finding_from_row
+
+        rows: list[Any] = []
         for row in findings:
-            if not (isinstance(row, list) and len(row) == len(finding_types)):
+            if finding_from_row(row) is None:
                 return None
-            if not all(_is(value, kind) for value, kind in zip(row, finding_types)):
-                return None
-            rows.append(tuple(row))
+            rows.append(row)
         error_rows: list[tuple[Any, ...]] = []
         for row in errors:
             if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str) and isinstance(row[2], str)):
@@ -228,8 +261,8 @@ class ResultCache:
         return rows, error_rows
 
     def store_project(self, key: str, findings: Sequence[Sequence[Any]], errors: Sequence[Sequence[Any]]) -> None:
-        if not self.here.exists():
-            self._set_up()
+        if not self._set_up():
+            return
         folder = self.here / "projects"
         document = {"key": key, "findings": [list(f) for f in findings], "errors": [list(e) for e in errors]}
         if _write_json(folder / f"{key}.json", document):
@@ -242,20 +275,54 @@ class ResultCache:
         if not self._screen_dirty:
             return
         self._screen_dirty = False
-        if not self.here.exists():
-            self._set_up()
+        if not self._set_up():
+            return
         _write_json(self.here / "screen.json", {"settings": self.settings, "entries": self._screen})
 
-    def _set_up(self) -> None:
+    def _set_up(self) -> bool:
+        """Make sure the folders exist and are marked; False if the cache must not write.
+
+        ``CACHEDIR.TAG`` and ``.gitignore`` go into the cache's own folder only, and
+        only where there is none (an existing ``.gitignore`` is never replaced).
+        Only settings folders that carry :data:`MARKER` are pruned."""
+        if not self.owned():
+            return False
+        if (self.here / MARKER).is_file():
+            return True
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             tag = self.folder / "CACHEDIR.TAG"
-            if not tag.exists():
+            if not os.path.lexists(tag):
                 _write_text(tag, _TAG)
-                _write_text(self.folder / ".gitignore", "# created by summaryguard\n*\n")
+            if not os.path.lexists(self.folder / ".gitignore"):
+                _write_text(self.folder / ".gitignore", _GITIGNORE)
+            self.here.mkdir(exist_ok=True)
         except OSError:
-            return
-        _prune(self.folder, KEEP_SETTINGS - 1, keep=self.settings, folders=True)
+            return False
+        if not _write_text(self.here / MARKER, _marker_text(self.settings)):
+            return False
+        _prune_settings(self.folder, KEEP_SETTINGS - 1, keep=self.settings)
+        return True
+
+
+def _marker_text(settings: str) -> str:
+    return f"summaryguard cache entry {settings}\n"
+
+
+def _is_ours(folder: Path) -> bool:
+    """Absent, an empty folder, or a folder with the cache's ``CACHEDIR.TAG``."""
+    try:
+        if not os.path.lexists(folder):
+            return True
+        if folder.is_symlink() or not folder.is_dir():
+            return False
+        tag = folder / "CACHEDIR.TAG"
+        if tag.is_file() and not tag.is_symlink():
+            with open(tag, "rb") as handle:
+                return handle.read(len(_TAG) + 1).decode("utf-8", "replace") == _TAG
+        return not any(os.scandir(folder))
+    except OSError:
+        return False
 
 
 def _is(value: object, kind: type) -> bool:
@@ -263,10 +330,11 @@ def _is(value: object, kind: type) -> bool:
 
 
 def _read_json(path: Path) -> object:
+    from .sources import FileRefused, read_regular_file
+
     try:
-        with open(path, "rb") as handle:
-            return json.loads(handle.read())
-    except (OSError, ValueError, RecursionError):  # missing, unreadable or corrupt: a miss
+        return json.loads(read_regular_file(str(path), MAX_ENTRY_BYTES))
+    except (OSError, FileRefused, ValueError, RecursionError):  # missing, unreadable or corrupt: a miss
         return None
 
 
@@ -294,20 +362,69 @@ def _write_text(path: Path, text: str) -> bool:
         return False
 
 
-def _prune(folder: Path, limit: int, keep: str, folders: bool = False) -> None:
-    """Remove the oldest entries of ``folder`` beyond ``limit`` (never ``keep``)."""
-    import shutil
-
+def _prune(folder: Path, limit: int, keep: str) -> None:
+    """Remove the oldest project entries (``*.json``) of ``folder`` beyond ``limit``
+    (never ``keep``); ``folder`` is a ``projects`` folder inside a marked settings folder."""
     try:
         entries = [
             e for e in os.scandir(folder)
-            if e.name != keep and not e.name.startswith(".") and e.is_dir() == folders and e.name != "CACHEDIR.TAG"
+            if e.name != keep and _PROJECT_FILE.match(e.name) and e.is_file(follow_symlinks=False)
         ]
-        entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
+        entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime_ns, reverse=True)
         for entry in entries[limit:]:
-            if folders:
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                os.unlink(entry.path)
+            os.unlink(entry.path)
+    except OSError:
+        pass
+
+
+def _prune_settings(folder: Path, limit: int, keep: str) -> None:
+    """Remove the oldest settings folders of ``folder`` beyond ``limit`` (never ``keep``).
+
+    Only folders with the cache's :data:`MARKER` (naming that folder) count, and
+    only the files the cache writes are deleted from them: a folder that holds
+    anything else is emptied of the cache's files and left in place."""
+    try:
+        entries = [e for e in os.scandir(folder) if e.name != keep and _is_entry_folder(e)]
+        entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime_ns, reverse=True)
+    except OSError:
+        return
+    for entry in entries[limit:]:
+        _remove_entry_folder(Path(entry.path))
+
+
+def _is_entry_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        if not entry.is_dir(follow_symlinks=False):
+            return False
+        marker = Path(entry.path) / MARKER
+        if marker.is_symlink() or not marker.is_file():
+            return False
+        with open(marker, "rb") as handle:
+            return handle.read(200).decode("utf-8", "replace") == _marker_text(entry.name)
+    except OSError:
+        return False
+
+
+def _remove_entry_folder(here: Path) -> None:
+    projects = here / "projects"
+    try:
+        if projects.is_dir() and not projects.is_symlink():
+            for entry in os.scandir(projects):
+                if (_PROJECT_FILE.match(entry.name) or entry.name.startswith(".tmp-")) and entry.is_file(
+                    follow_symlinks=False
+                ):
+                    os.unlink(entry.path)
+            os.rmdir(projects)
+    except OSError:
+        pass
+    try:
+        for entry in os.scandir(here):
+            if entry.name in _ENTRY_FILES - {MARKER} or entry.name.startswith(".tmp-"):
+                if entry.is_file(follow_symlinks=False):
+                    os.unlink(entry.path)
+        remaining = [e.name for e in os.scandir(here)]
+        if remaining == [MARKER]:  # the marker goes last: a half-pruned folder is still known as ours
+            os.unlink(here / MARKER)
+            os.rmdir(here)
     except OSError:
         pass

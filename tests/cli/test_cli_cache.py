@@ -238,7 +238,8 @@ def test_the_cache_folder_can_be_chosen(
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "elsewhere"))
     run(capsys)
     assert not (project / CACHE_FOLDER).exists()
-    assert list((tmp_path / "elsewhere").glob("*/projects/*.json"))
+    assert list((tmp_path / "elsewhere" / "summaryguard").glob("*/projects/*.json"))
+    assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir()) == ["summaryguard"]
 
 
 def test_old_entries_are_pruned(project: Path) -> None:
