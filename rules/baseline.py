@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 
 from .config import ConfigError
 from .report import FindingLike
+from .sources import FileRefused, read_regular_file
 
 __all__ = [
     "BASELINE_VERSION",
@@ -54,6 +55,9 @@ __all__ = [
 ]
 
 BASELINE_VERSION = 1
+#: Largest baseline read (about 300,000 entries); a FIFO, a device or a runaway
+#: file is refused instead of hanging or filling memory.
+MAX_BASELINE_BYTES = 64 * 1024 * 1024
 
 F = TypeVar("F", bound=FindingLike)
 
@@ -120,11 +124,13 @@ def load_baseline(path: Path | str) -> list[BaselineEntry]:
     """The entries of the baseline at ``path``, or :class:`BaselineError` saying what is wrong."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(str(path), MAX_BASELINE_BYTES)
     except FileNotFoundError:
         raise BaselineError(
             path, "baseline file not found (create it with: summaryguard check --baseline FILE --write-baseline)"
         ) from None
+    except FileRefused as refused:
+        raise BaselineError(path, f"cannot read baseline: {refused.reason}") from None
     except OSError as exc:
         raise BaselineError(path, f"cannot read baseline: {exc.strerror or exc}") from None
     try:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from .cache import Imports, ResultCache, Verdict, content_digest, project_key
 from .deepstack import call_with_deep_stack
 from .report import ErrorLike, ReadError
-from .sources import decode_source
+from .sources import decode_source, read_source_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
     from .dependencies import Dependency
@@ -83,7 +83,8 @@ def check_files(
     with the project modules they import as context. ``root`` is the project's folder
     (the configuration's): absolute imports are also looked up below it."""
     from .dependencies import find_dependencies
-    from .engine import FileError, Finding
+    from .engine import FileError
+    from .engine.findings import finding_from_row, finding_row
 
     batch = Batch()
     digests: dict[str, str] = {}
@@ -149,7 +150,7 @@ def check_files(
         stored = cache.project(key) if cache is not None else None
         if stored is not None:
             batch.cached_analysis = True
-            batch.findings.extend(Finding(*row) for row in stored[0])
+            batch.findings.extend(f for f in map(finding_from_row, stored[0]) if f is not None)
             batch.errors.extend(FileError(*row) for row in stored[1])
         else:
             batch.analyzed = len(wanted)
@@ -160,7 +161,7 @@ def check_files(
             if cache is not None:
                 cache.store_project(
                     key,
-                    [[f.path, f.line, f.column, f.end_line, f.end_column, f.code, f.name, f.message] for f in findings],
+                    [finding_row(f) for f in findings],
                     [[e.path, e.line, e.message] for e in errors],
                 )
     if cache is not None:
@@ -226,13 +227,9 @@ def _load_context(
 
 
 def _read_bytes(path: str) -> bytes | ReadError:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except IsADirectoryError:
-        return ReadError(path, None, "cannot read file: it is a folder")
-    except OSError as exc:
-        return ReadError(path, None, f"cannot read file: {exc.strerror or exc}")
+    """Regular files only, and at most :data:`~.sources.MAX_SOURCE_BYTES`: a FIFO or a
+    device named on the command line is refused, never waited on or read without end."""
+    return read_source_bytes(path)
 
 
 # -- screening, in this process or in a pool ---------------------------------------------

@@ -28,6 +28,7 @@ from pathspec import GitIgnoreSpec
 
 from .globs import GlobError, compile_glob
 from .selection import ALL, normalize, unknown_selectors
+from .sources import FileRefused, read_regular_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -38,6 +39,9 @@ __all__ = ["Config", "ConfigError", "PerFileIgnore", "check_codes", "load_config
 
 PYPROJECT = "pyproject.toml"
 TABLE = "[tool.summaryguard]"
+#: Largest configuration file read (a pyproject.toml is a few kilobytes; a FIFO,
+#: a device or a runaway file is refused instead of hanging or filling memory).
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
 
 #: Every key the table may hold, with what its value must be.
 KEYS: dict[str, str] = {
@@ -161,7 +165,9 @@ def _code_error(
 
 def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(str(path), MAX_CONFIG_BYTES)
+    except FileRefused as refused:
+        raise ConfigError(path, f"cannot read configuration: {refused.reason}") from None
     except OSError as exc:
         raise ConfigError(path, f"cannot read configuration: {exc.strerror or exc}") from None
     try:
