@@ -9,26 +9,68 @@ links::
 
 With ``--baseline``, one more line says how many known findings the baseline
 hid and how many of its entries are stale (their findings were fixed).
+
+Paths and messages are shown through :func:`escape`: git allows any byte but
+``/`` and NUL in a file name, so a pull request can add a file whose name holds
+a newline followed by ``::warning ...::`` (GitHub Actions runs a workflow
+command from any line of a job's output) or an ESC sequence for the terminal.
+Every control character is written as a visible escape instead, and so is the
+colon of a line that would start with ``::``; one report line is always one
+line of output.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TextIO
 
 from ..report import ErrorLike, FindingLike, Report, displayable
 
-__all__ = ["baseline_line", "format_error", "format_finding", "summary_line", "write_text"]
+__all__ = ["baseline_line", "escape", "format_error", "format_finding", "summary_line", "write_text"]
+
+#: C0 controls, DEL, C1 controls, the Unicode line and paragraph separators, and
+#: the bidirectional overrides and isolates (text that displays in another order
+#: than it reads: "Trojan Source").
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+#: A workflow command: ``::`` at the start of a line (GitHub ignores leading blanks).
+_COMMAND = re.compile(r"^(\s*):(?=:)")
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape(text: str) -> str:
+    """``text`` for one line of a terminal or a CI log: valid Unicode (see
+    :func:`~summaryguard.rules.report.displayable`), control characters as escapes
+    (``\\n``, ``\\x1b``, ``\\u202e``), and no ``::`` at its start."""
+    text = displayable(text)
+    if text.isprintable() and not text.lstrip().startswith("::"):
+        return text  # the common case: nothing to do
+    text = _CONTROL.sub(_visible, text)
+    return _COMMAND.sub(lambda m: m.group(1) + "\\x3a", text)
 
 
 def format_finding(finding: FindingLike) -> str:
-    path, message = displayable(finding.path), displayable(finding.message)
-    return f"{path}:{finding.line}:{finding.column}: {finding.code} [{finding.name}] {message}"
+    path, message = escape(finding.path), escape(finding.message)
+    return f"{path}:{finding.line}:{finding.column}: {escape(finding.code)} [{escape(finding.name)}] {message}"
+
+
+def format_trace(finding: FindingLike) -> list[str]:
+    """The evidence chain under a finding (``--show-trace``), one indented line per step."""
+    return [f"    {displayable(step.path)}:{step.line}: {displayable(step.note)}" for step in finding.trace]
 
 
 def format_error(error: ErrorLike) -> str:
-    path = displayable(error.path)
+    path = escape(error.path)
     where = path if error.line is None else f"{path}:{error.line}"
-    return f"{where}: error: {displayable(error.message)}"
+    return f"{where}: error: {escape(error.message)}"
 
 
 def _count(n: int, noun: str) -> str:
@@ -53,7 +95,7 @@ def baseline_line(report: Report) -> str | None:
     baseline = report.baseline
     if baseline is None:
         return None
-    text = f"Baseline {baseline.path}: {_count(baseline.matched, 'known finding')} not reported"
+    text = f"Baseline {escape(baseline.path)}: {_count(baseline.matched, 'known finding')} not reported"
     if baseline.stale:
         entries, them = ("1 stale entry", "it") if baseline.stale == 1 else (f"{baseline.stale} stale entries", "them")
         text += f"; {entries} (fixed since: run with --write-baseline to drop {them})"
@@ -63,6 +105,9 @@ def baseline_line(report: Report) -> str | None:
 def write_text(report: Report, stream: TextIO) -> None:
     for finding in report.findings:
         stream.write(format_finding(finding) + "\n")
+        if report.show_trace:
+            for line in format_trace(finding):
+                stream.write(line + "\n")
     for error in report.errors:
         stream.write(format_error(error) + "\n")
     stream.write(summary_line(report) + "\n")
