@@ -132,6 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(the pre-commit hook passes it: pre-commit names every staged file)",
     )
     check.add_argument(
+        "--show-trace",
+        action="store_true",
+        help="print each finding's evidence chain under it: where the value came from, what was or was not "
+        "checked, where it is consumed (json and sarif always carry it)",
+    )
+    check.add_argument(
         "--no-cache",
         action="store_true",
         help="do not read or write cached results (.summaryguard_cache/ at the configuration's folder, or $SUMMARYGUARD_CACHE_DIR)",
@@ -207,6 +213,7 @@ def _check(namespace: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
         baseline=namespace.baseline,
         write_baseline=namespace.write_baseline,
         force_exclude=namespace.force_exclude,
+        show_trace=namespace.show_trace,
     )
     try:
         return run_check(options, stdout, stderr)

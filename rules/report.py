@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-__all__ = ["BaselineStats", "ErrorLike", "FindingLike", "ReadError", "Report", "RuleInfo", "displayable"]
+__all__ = [
+    "BaselineStats", "ErrorLike", "FindingLike", "ReadError", "Report", "RuleInfo", "TraceStepLike", "displayable",
+]
 
 
 def displayable(text: str) -> str:
@@ -54,6 +56,19 @@ class FindingLike(Protocol):
     def name(self) -> str: ...
     @property
     def message(self) -> str: ...
+    @property
+    def trace(self) -> Sequence[TraceStepLike]: ...
+
+
+class TraceStepLike(Protocol):
+    """One link of a finding's evidence chain: where, and what it shows."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def note(self) -> str: ...
 
 
 class ErrorLike(Protocol):
@@ -115,6 +130,8 @@ class Report:
     fingerprints: Mapping[FindingLike, str] = field(default_factory=dict)
     #: Set when the run compared its findings with a baseline.
     baseline: BaselineStats | None = None
+    #: ``--show-trace``: the text format prints each finding's evidence chain.
+    show_trace: bool = False
 
     @staticmethod
     def build(
@@ -126,6 +143,7 @@ class Report:
         rules: Sequence[RuleInfo] = (),
         fingerprints: Mapping[FindingLike, str] | None = None,
         baseline: BaselineStats | None = None,
+        show_trace: bool = False,
     ) -> Report:
         """A report with findings and errors in a stable order (path, position, code)."""
         return Report(
@@ -136,4 +154,5 @@ class Report:
             rules=tuple(sorted(rules, key=lambda r: r.code)),
             fingerprints=dict(fingerprints or {}),
             baseline=baseline,
+            show_trace=show_trace,
         )

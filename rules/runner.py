@@ -60,6 +60,8 @@ class CheckOptions:
     write_baseline: bool = False
     #: ``--force-exclude``: ``exclude`` applies to paths named on the command line too.
     force_exclude: bool = False
+    #: ``--show-trace``: the text format prints each finding's evidence chain.
+    show_trace: bool = False
 
 
 def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path | None = None) -> ExitCode:
@@ -130,6 +132,7 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
         rules=[rule_info(rule, engine.rule_doc) for rule in rule_classes if rule.code in codes],
         fingerprints=prints,
         baseline=stats,
+        show_trace=options.show_trace,
     )
     if not found.files and not found.errors:
         where = ", ".join(options.paths) or os.curdir

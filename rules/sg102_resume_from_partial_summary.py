@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
+from summaryguard.rules.engine.conditions import PARTIAL
+from summaryguard.rules.engine.facts import Fact, UncheckedResume
 from summaryguard.rules.engine.base import Invalid, LintRule, Valid
 
 
@@ -115,5 +115,15 @@ class ResumeFromPartialSummary(LintRule):
         ),
     ]
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self.report_model(node)
+    FACT = UncheckedResume
+
+    def accepts(self, fact: Fact) -> bool:
+        return isinstance(fact, UncheckedResume) and fact.kind == PARTIAL
+
+    def message(self, fact: Fact) -> str:
+        assert isinstance(fact, UncheckedResume)
+        return (
+            f"{fact.description} resumes from summary state, but no fail-closed check that the summary is complete (not partial / half-written) "
+            "dominates it; check first (summaryguard.guard.check_resume or raise "
+            "SummaryReconciliationError) so recovery fails closed into reconciliation"
+        )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
+from summaryguard.rules.engine.conditions import DEPS
+from summaryguard.rules.engine.facts import Fact, UncheckedResume
 from summaryguard.rules.engine.base import Invalid, LintRule, Valid
 
 
@@ -78,5 +78,15 @@ class ResumeWithoutDependencyCheck(LintRule):
         ),
     ]
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self.report_model(node)
+    FACT = UncheckedResume
+
+    def accepts(self, fact: Fact) -> bool:
+        return isinstance(fact, UncheckedResume) and fact.kind == DEPS
+
+    def message(self, fact: Fact) -> str:
+        assert isinstance(fact, UncheckedResume)
+        return (
+            f"{fact.description} resumes from summary state, but no fail-closed check that every next-turn dependency is present verbatim in the summary "
+            "dominates it; check first (summaryguard.guard.check_resume or raise "
+            "SummaryReconciliationError) so recovery fails closed into reconciliation"
+        )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
+from summaryguard.rules.engine.conditions import checks_named
+from summaryguard.rules.engine.facts import Fact, SoftCheck
 from summaryguard.rules.engine.base import Invalid, LintRule, Valid
 
 
@@ -145,8 +145,8 @@ class SoftResumeCheck(LintRule):
         ),
     ]
 
-    def visit_If(self, node: cst.If) -> None:
-        self.report_model(node)
+    FACT = SoftCheck
 
-    def visit_Assert(self, node: cst.Assert) -> None:
-        self.report_model(node)
+    def message(self, fact: Fact) -> str:
+        assert isinstance(fact, SoftCheck)
+        return f"this resume check ({checks_named(fact.kinds)}) cannot stop the resume: {fact.detail}; raise SummaryReconciliationError"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
+from summaryguard.rules.engine.facts import Fact, Rederivation
 from summaryguard.rules.engine.base import Invalid, LintRule, Valid
 
 
@@ -107,5 +106,12 @@ class RederiveMissingRef(LintRule):
         ),
     ]
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self.report_model(node)
+    FACT = Rederivation
+
+    def message(self, fact: Fact) -> str:
+        assert isinstance(fact, Rederivation)
+        return (
+            f"this tool call re-derives a reference {fact.why}: a new fact with new provenance replaces the "
+            "one the summary dropped; raise SummaryReconciliationError instead (or guard the tool with "
+            "summaryguard.guard.tool_guard)"
+        )

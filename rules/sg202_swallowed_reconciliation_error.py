@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
+from summaryguard.rules.engine.conditions import checks_named
+from summaryguard.rules.engine.facts import Fact, SwallowedError
 from summaryguard.rules.engine.base import Invalid, LintRule, Valid
 
 
@@ -120,11 +120,37 @@ class SwallowedReconciliationError(LintRule):
         ),
     ]
 
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        self.report_model(node)
+    FACT = SwallowedError
 
-    def visit_ExceptStarHandler(self, node: cst.ExceptStarHandler) -> None:
-        self.report_model(node)
-
-    def visit_With(self, node: cst.With) -> None:
-        self.report_model(node)
+    def message(self, fact: Fact) -> str:
+        assert isinstance(fact, SwallowedError)
+        controller = "re-raise it or hand it to a reconciliation controller"
+        if fact.shape == "catches-reconciliation":
+            return (
+                f"this handler catches SummaryReconciliationError and carries on; {controller} (replay from an "
+                "exact checkpoint or accept the divergence on record)"
+            )
+        if fact.shape == "broad-except":
+            return (
+                f"a broad `except` around a resume {fact.detail}: a SummaryReconciliationError raised by the "
+                f"resume check is swallowed; {controller}"
+            )
+        if fact.shape == "suppress-reconciliation":
+            return (
+                "`contextlib.suppress(SummaryReconciliationError)` swallows a refused resume; let it "
+                "propagate to a reconciliation controller"
+            )
+        if fact.shape == "suppress-broad":
+            return (
+                "`suppress(Exception)` around a resume swallows a SummaryReconciliationError; let it "
+                "propagate to a reconciliation controller"
+            )
+        if fact.shape == "stored":
+            return (
+                f"this handler stores the caught {fact.detail} in `{fact.name}`, but on some path {fact.where} "
+                "before it is raised; raise it, or hand it to a reconciliation controller, on every path first"
+            )
+        return (
+            f"this handler defeats the resume check ({checks_named(fact.kinds)}): {fact.detail}; re-raise or hand "
+            "the error to a reconciliation controller"
+        )

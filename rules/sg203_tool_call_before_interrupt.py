@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
+from summaryguard.rules.engine.facts import Fact, RerunBeforePause
 from summaryguard.rules.engine.base import Invalid, LintRule, Valid
 
 
@@ -102,5 +101,13 @@ class ToolCallBeforeInterrupt(LintRule):
         ),
     ]
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self.report_model(node)
+    FACT = RerunBeforePause
+
+    def message(self, fact: Fact) -> str:
+        assert isinstance(fact, RerunBeforePause)
+        return (
+            f"this tool call runs before `{fact.pause}()` in the same graph node: when the graph resumes "
+            "(Command(resume=...)) the node re-executes from its start and the tool runs again, re-deriving its "
+            "fact; move the call after the interrupt, into its own node, or cache its result where the "
+            "re-execution finds it"
+        )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
+from summaryguard.rules.engine.facts import Fact, SummaryRecord
+from summaryguard.rules.engine.names import record_label
 from summaryguard.rules.engine.base import Invalid, LintRule, Valid
 
 
@@ -82,8 +82,14 @@ class SummaryWithoutGeneration(LintRule):
         ),
     ]
 
-    def visit_Dict(self, node: cst.Dict) -> None:
-        self.report_model(node)
+    FACT = SummaryRecord
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self.report_model(node)
+    def accepts(self, fact: Fact) -> bool:
+        return isinstance(fact, SummaryRecord) and fact.missing == "generation"
+
+    def message(self, fact: Fact) -> str:
+        return (
+            f"{record_label(fact.node)} holds summarizer output but no generation stamp: a checkpoint cannot "
+            "record which summary it holds, so a resume cannot tell a stale or foreign summary from the current "
+            "one; stamp `generation` (parent + 1), or compact through summaryguard.guard.Compactor"
+        )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
+from summaryguard.rules.engine.facts import Fact, SummaryRecord
+from summaryguard.rules.engine.names import record_label
 from summaryguard.rules.engine.base import Invalid, LintRule, Valid
 
 
@@ -92,8 +92,15 @@ class SummaryWithoutDropManifest(LintRule):
         ),
     ]
 
-    def visit_Dict(self, node: cst.Dict) -> None:
-        self.report_model(node)
+    FACT = SummaryRecord
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self.report_model(node)
+    def accepts(self, fact: Fact) -> bool:
+        return isinstance(fact, SummaryRecord) and fact.missing == "drops"
+
+    def message(self, fact: Fact) -> str:
+        return (
+            f"{record_label(fact.node)} holds summarizer output but records nothing about what compaction "
+            "dropped: after a resume the agent cannot tell a dropped reference from one that never existed and "
+            "re-derives it; record a drop manifest (each dropped reference with its last-known value and "
+            "producing tool), or compact through summaryguard.guard.Compactor"
+        )

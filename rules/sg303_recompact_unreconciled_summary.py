@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
+from summaryguard.rules.engine.facts import Fact, Recompaction
+from summaryguard.rules.engine.names import call_label
 from summaryguard.rules.engine.base import Invalid, LintRule, Valid
 
 
@@ -93,5 +93,14 @@ class RecompactUnreconciledSummary(LintRule):
         ),
     ]
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self.report_model(node)
+    FACT = Recompaction
+
+    def message(self, fact: Fact) -> str:
+        assert isinstance(fact, Recompaction)
+        via = f" (it compacts a summary passed to `{fact.through}()`)" if fact.through else ""
+        return (
+            f"{call_label(fact.node)} compacts an earlier summary{via} with no dominating check that it is "
+            "generation-consistent with its checkpoint: re-summarizing an unreconciled summary compounds what it "
+            "lost; check first (summaryguard.guard.check_resume, compactor.adopt(checkpoint), or compare "
+            "generations and raise)"
+        )

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
+from summaryguard.rules.engine.facts import Fact, UnserializedWrite
 from summaryguard.rules.engine.base import Invalid, LintRule, Valid
 
 
@@ -102,5 +101,13 @@ class UnserializedCheckpointWrite(LintRule):
         ),
     ]
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self.report_model(node)
+    FACT = UnserializedWrite
+
+    def message(self, fact: Fact) -> str:
+        assert isinstance(fact, UnserializedWrite)
+        return (
+            f"this checkpoint write can run while compaction dispatched through {fact.detail} is running, and no "
+            "lock is held by both: the checkpoint can capture a half-written summary; hold the same lock around "
+            "the write and the compaction (threading.Lock, asyncio.Lock, a file lock, or "
+            "summaryguard.guard.CompactionLock shared with the Compactor and CheckpointStore)"
+        )

@@ -37,15 +37,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from .base import LintRule, RuleContext
-from .findings import FileError, Finding, describe, is_too_deep
+from .facts import Step
+from .findings import FileError, Finding, TraceStep, describe, is_too_deep
 from .model import FileModel, build_models
 from .prefilter import Prefilter
 from .names import imported_modules, module_name_for
 from .outline import Skeleton, file_graph_nodes, outline_skeleton, skeleton
-from .project import Project
+from .project import ModuleInfo, Project
 from .relevance import FileScan, relevant_functions, scan
 from .solver import solve
 from .vocabulary import Vocabulary
@@ -175,11 +176,12 @@ class Analyzer:
             if path not in unchecked:
                 errors.append(FileError(path, None, message))
         models = build_models(project, results)
+        places = _Places(project)
         findings: list[Finding] = []
         for module in project.modules:
             if module.path in failed or module.context:
                 continue
-            findings.extend(self._run_rules(models[module.path], errors))
+            findings.extend(self._run_rules(models[module.path], errors, places))
         findings.sort(key=lambda f: f.sort_key)
         errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
         return findings, errors
@@ -264,15 +266,26 @@ class Analyzer:
             return None
         return tree, file_scan
 
-    def _run_rules(self, model: FileModel, errors: list[FileError]) -> list[Finding]:
-        active = [rule for rule in self.rules if rule.wants(model)]
-        if not active:
+    def _run_rules(self, model: FileModel, errors: list[FileError], place: _Places) -> list[Finding]:
+        reporting = [r for r in self.rules if r.FACT is not None and any(True for _ in model.of(r.FACT))]
+        visiting = [rule for rule in self.rules if rule.wants(model)]
+        if not reporting and not visiting:
             return []
         context = RuleContext(model.path, model, self.vocabulary)
-        for rule in active:
+        for rule in (*reporting, *visiting):
             rule.begin(context)
+        wrapper = MetadataWrapper(model.module.tree, unsafe_skip_copy=True)
         try:
-            MetadataWrapper(model.module.tree, unsafe_skip_copy=True).visit_batched(active)
+            if reporting:
+                positions = place.positions(model.module, wrapper)
+                for rule in reporting:
+                    rule.metadata = {PositionProvider: positions}
+                    try:
+                        rule.report_facts(model, place.step)
+                    except Exception as exc:  # noqa: BLE001 - one rule's failure is this file's error
+                        rule.failure = exc
+            if visiting:
+                wrapper.visit_batched(visiting)
         except RecursionError:
             errors.append(FileError(model.path, None, _TOO_DEEP))
             return []
@@ -281,7 +294,7 @@ class Analyzer:
             errors.append(FileError(model.path, None, message))
             return []
         findings: list[Finding] = []
-        for rule in active:
+        for rule in (*reporting, *visiting):
             if rule.failure is not None:
                 errors.append(
                     FileError(
@@ -291,3 +304,28 @@ class Analyzer:
                 continue
             findings.extend(rule.findings)
         return findings
+
+
+class _Places:
+    """Lines of trace steps, for the modules of one analysis: each module's
+    positions are resolved once, and only for modules a trace passes through."""
+
+    def __init__(self, project: Project) -> None:
+        self._modules = {m.path: m for m in project.modules}
+        self._positions: dict[str, Mapping[cst.CSTNode, CodeRange]] = {}
+
+    def positions(self, module: ModuleInfo, wrapper: MetadataWrapper | None = None) -> Mapping[cst.CSTNode, CodeRange]:
+        found = self._positions.get(module.path)
+        if found is None:
+            wrapper = wrapper or MetadataWrapper(module.tree, unsafe_skip_copy=True)
+            found = self._positions[module.path] = wrapper.resolve(PositionProvider)
+        return found
+
+    def step(self, step: Step) -> TraceStep | None:
+        module = self._modules.get(step.path)
+        if module is None:
+            return None
+        position = self.positions(module).get(step.node)
+        if position is None:
+            return None
+        return TraceStep(step.path, position.start.line, step.note)

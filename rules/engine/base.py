@@ -7,11 +7,14 @@ and visits libcst nodes. The engine runs every selected rule in *one* batched
 pass over one ``MetadataWrapper`` per file, so a rule declares the metadata it
 needs in ``METADATA_DEPENDENCIES`` and never parses anything itself.
 
-Built-in rules read the per-file semantic model (``self.context.model``: the
-flow analysis, summaries and their verdicts, keyed by node) and report what it
-says at the node they visit. A plugin rule may do the same or inspect nodes on
-its own; it sets ``USES_MODEL = False`` to be run on every file the pre-filter
-lets through (and ``PREFILTER`` to widen the pre-filter for its own needs).
+A rule owns its decision, code and message. Most rules decide over the typed
+facts the engine computes about values (:mod:`.facts`): such a rule names the
+fact kind it reports (``FACT``), may narrow it (:meth:`LintRule.accepts`), and
+words each finding (:meth:`LintRule.message`); it needs no visitor, and its
+findings carry the fact's evidence chain as their trace. A rule that inspects
+nodes on its own sets no ``FACT`` and defines ``visit_<Node>`` methods that call
+:meth:`LintRule.report`; it runs on every file the pre-filter lets through
+(``PREFILTER`` widens the pre-filter for its own needs).
 
 Examples: ``Valid(source)`` must produce no finding of any rule;
 ``Invalid(source)`` lists its expected findings either as
@@ -32,7 +35,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from .findings import Finding
+from .facts import Fact, Step
+from .findings import Finding, TraceStep
 
 if TYPE_CHECKING:  # pragma: no cover
     from .model import FileModel
@@ -101,8 +105,8 @@ class LintRule(cst.BatchableCSTVisitor):
     METADATA_DEPENDENCIES: ClassVar[tuple[Any, ...]] = (PositionProvider,)
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
-    #: Report facts of the semantic model: run only on files whose model has some.
-    USES_MODEL: ClassVar[bool] = True
+    #: The kind of engine fact this rule reports (None: the rule visits nodes itself).
+    FACT: ClassVar[type[Fact] | None] = None
     #: A regular expression that makes the pre-filter keep a file for this rule.
     PREFILTER: ClassVar[str | None] = None
 
@@ -121,8 +125,9 @@ class LintRule(cst.BatchableCSTVisitor):
         self.failure = None
 
     def wants(self, model: FileModel) -> bool:
-        """Whether this file needs the visitor pass for this rule."""
-        return not self.USES_MODEL or self.code in model.codes
+        """Whether this file needs the visitor pass for this rule (a rule that
+        reports facts needs none)."""
+        return self.FACT is None
 
     def get_visitors(self) -> Mapping[str, Callable[[cst.CSTNode], Any]]:
         """Every visitor method, guarded: a rule that raises stops for this file only."""
@@ -149,12 +154,31 @@ class LintRule(cst.BatchableCSTVisitor):
         assert self.context is not None
         return self.context.model
 
-    def report_model(self, node: cst.CSTNode) -> None:
-        """Report every fact of this rule's code that the model holds for ``node``."""
-        for fact in self.model.at(node, self.code):
-            self.report(node, fact.message)
+    def accepts(self, fact: Fact) -> bool:
+        """Whether this rule reports ``fact`` (one of its ``FACT`` kind); narrow it
+        where several rules share a kind (SG101-SG103 by the check missing)."""
+        return True
 
-    def report(self, node: cst.CSTNode, message: str) -> None:
+    def message(self, fact: Fact) -> str:
+        """The finding's message for ``fact``: what is wrong, why, what to do."""
+        raise NotImplementedError(f"{type(self).__name__} sets FACT but defines no message()")
+
+    def report_facts(self, model: FileModel, where: Callable[[Step], TraceStep | None]) -> None:
+        """Report every fact of this rule in ``model``; ``where`` places a trace step."""
+        kind = self.FACT
+        assert kind is not None and self.context is not None
+        for fact in model.of(kind):
+            if not self.accepts(fact):
+                continue
+            sink = Step(fact.path, fact.node, self.sink_note(fact))
+            steps = [where(step) for step in (*fact.trace, sink)]
+            self.report(fact.node, self.message(fact), tuple(s for s in steps if s is not None))
+
+    def sink_note(self, fact: Fact) -> str:
+        """The last link of a finding's trace: what this rule reports at the node."""
+        return f"{self.code}: reported here"
+
+    def report(self, node: cst.CSTNode, message: str, trace: tuple[TraceStep, ...] = ()) -> None:
         assert self.context is not None
         position = self.get_metadata(PositionProvider, node)
         self.findings.append(
@@ -167,5 +191,6 @@ class LintRule(cst.BatchableCSTVisitor):
                 code=self.code,
                 name=self.name,
                 message=message,
+                trace=trace,
             )
         )

@@ -40,19 +40,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import libcst as cst
 
 from .conditions import ALL_KINDS, GENERATION
 from .evidence import Evidence
+from .facts import Fact, Recompaction, SummaryRecord, UnserializedWrite
 from .flow import FlowAnalysis, State
 from .names import dotted, last_segment
 from .project import FunctionInfo, ModuleInfo, Project
 from .summaries import Summary
 from .syntax import Stmt, calls_in, child_blocks, children, expressions_of, iter_exprs, statements, walk_statements
 
-__all__ = ["CompactionFacts", "compaction_facts"]
+__all__ = ["compaction_facts"]
 
 _GUARD = "summaryguard.guard"
 _COMPACTOR = frozenset({f"{_GUARD}.Compactor", f"{_GUARD}.compactor.Compactor"})
@@ -110,17 +111,6 @@ _WAITS_ON_EXIT = _EXECUTOR_TYPES | {"TaskGroup", "open_nursery", "create_task_gr
 _SERIALIZERS = frozenset({"dump", "dumps", "write", "write_text", "write_bytes", "save", "put", "aput", "put_writes",
                           "aput_writes", "persist", "store", "save_state", "savez"})
 _SYNC_METHODS = frozenset({"join", "result", "wait", "shutdown", "gather"})
-
-
-@dataclass(frozen=True)
-class CompactionFacts:
-    """A finding of this module: a code, the node it reports at, and the message."""
-
-    code: str
-    node: cst.CSTNode
-    message: str
-    #: The module the node belongs to (set by :func:`compaction_facts`).
-    path: str = ""
 
 
 # -- per-function view ----------------------------------------------------------------------
@@ -448,7 +438,7 @@ class _Analysis:
         view = self.view(fn)
         return [c for c, _, _, _ in self.calls_with_locks(fn).calls if self.is_summarizer(c, view)]
 
-    def records(self, fn: FunctionInfo) -> Iterator[CompactionFacts]:
+    def records(self, fn: FunctionInfo) -> Iterator[Fact]:
         view = self.view(fn)
         if not view.tainted and not self.summarizers(fn):
             return
@@ -494,7 +484,7 @@ class _Analysis:
                 return True
         return False
 
-    def _judge_record(self, record: cst.CSTNode, stmt: Stmt, view: _Fn) -> Iterator[CompactionFacts]:
+    def _judge_record(self, record: cst.CSTNode, stmt: Stmt, view: _Fn) -> Iterator[Fact]:
         keys, opaque = _key_names(record)
         if isinstance(record, cst.Dict) and "role" in keys:
             return  # a chat message
@@ -506,24 +496,10 @@ class _Analysis:
         if isinstance(record, cst.Call):
             keys |= self._class_keys(record, view)
         keys |= self._later_keys(record, stmt, view)
-        what = f"`{class_name}(...)`" if class_name else "this summary record"
         if not any(_GENERATION_KEY.search(k) for k in keys):
-            yield CompactionFacts(
-                "SG301",
-                record,
-                f"{what} holds summarizer output but no generation stamp: a checkpoint cannot record which "
-                "summary it holds, so a resume cannot tell a stale or foreign summary from the current one; "
-                "stamp `generation` (parent + 1), or compact through summaryguard.guard.Compactor",
-            )
+            yield SummaryRecord(node=record, path=view.fn.module.path, missing="generation")
         if not any(_DROP_KEY.search(k) for k in keys):
-            yield CompactionFacts(
-                "SG302",
-                record,
-                f"{what} holds summarizer output but records nothing about what compaction dropped: after a "
-                "resume the agent cannot tell a dropped reference from one that never existed and re-derives it; "
-                "record a drop manifest (each dropped reference with its last-known value and producing tool), "
-                "or compact through summaryguard.guard.Compactor",
-            )
+            yield SummaryRecord(node=record, path=view.fn.module.path, missing="drops")
 
     def _class_keys(self, call: cst.Call, view: _Fn) -> set[str]:
         """Fields a positional argument fills, and fields the class stamps itself."""
@@ -949,15 +925,15 @@ class _RecompactionFlow(FlowAnalysis):
 # -- entry point ----------------------------------------------------------------------------
 
 
-def compaction_facts(project: Project, summaries: Mapping[FunctionInfo, Summary]) -> list[CompactionFacts]:
+def compaction_facts(project: Project, summaries: Mapping[FunctionInfo, Summary]) -> list[Fact]:
     """SG301-SG304 facts of every module of ``project``."""
     analysis = _Analysis(project, summaries)
-    facts: list[CompactionFacts] = []
+    facts: list[Fact] = []
     pending_callers: dict[FunctionInfo, list[cst.Call]] = {}
     modules = [m for m in project.modules if m.mentions_summary or _mentions_compaction(m)]
     for module in modules:
         for fn in module.functions:
-            facts.extend(replace(f, path=module.path) for f in analysis.records(fn))
+            facts.extend(analysis.records(fn))
             found = analysis.recompactions(fn)
             if not found:
                 continue
@@ -966,11 +942,11 @@ def compaction_facts(project: Project, summaries: Mapping[FunctionInfo, Summary]
                 if origin == "param" and not fn.is_module:
                     pending_callers.setdefault(fn, []).append(call)
                 else:
-                    facts.append(replace(_recompaction_fact(call, None), path=module.path))
+                    facts.append(_recompaction_fact(call, None, module.path))
     if pending_callers:
         facts.extend(_at_callers(analysis, project, pending_callers))
     for module in modules:
-        facts.extend(replace(f, path=module.path) for f in _concurrent_writes(analysis, module))
+        facts.extend(_concurrent_writes(analysis, module))
     return facts
 
 
@@ -980,19 +956,11 @@ def _mentions_compaction(module: ModuleInfo) -> bool:
     )
 
 
-def _recompaction_fact(call: cst.Call, through: str | None) -> CompactionFacts:
-    what = f"`{dotted(call.func) or 'this call'}()`"
-    via = f" (it compacts a summary passed to `{through}()`)" if through else ""
-    return CompactionFacts(
-        "SG303",
-        call,
-        f"{what} compacts an earlier summary{via} with no dominating check that it is generation-consistent "
-        "with its checkpoint: re-summarizing an unreconciled summary compounds what it lost; check first "
-        "(summaryguard.guard.check_resume, compactor.adopt(checkpoint), or compare generations and raise)",
-    )
+def _recompaction_fact(call: cst.Call, through: str | None, path: str) -> Recompaction:
+    return Recompaction(node=call, path=path, through=through)
 
 
-def _at_callers(analysis: _Analysis, project: Project, pending: dict[FunctionInfo, list[cst.Call]]) -> list[CompactionFacts]:
+def _at_callers(analysis: _Analysis, project: Project, pending: dict[FunctionInfo, list[cst.Call]]) -> list[Fact]:
     """A function that compacts a summary it was given: its callers must check."""
     callers: dict[FunctionInfo, list[cst.Call]] = {}
     for caller in project.functions:
@@ -1008,15 +976,15 @@ def _at_callers(analysis: _Analysis, project: Project, pending: dict[FunctionInf
         for call in analysis.unchecked(caller, calls):
             callee = project.resolve(call.func, caller)
             assert callee is not None
-            facts.append(replace(_recompaction_fact(call, callee.name), path=caller.module.path))
+            facts.append(_recompaction_fact(call, callee.name, caller.module.path))
         called.update(project.resolve(c.func, caller) for c in calls)  # type: ignore[misc]
     for fn, calls in pending.items():
         if fn not in called:
-            facts.extend(replace(_recompaction_fact(call, None), path=fn.module.path) for call in calls)
+            facts.extend(_recompaction_fact(call, None, fn.module.path) for call in calls)
     return facts
 
 
-def _concurrent_writes(analysis: _Analysis, module: ModuleInfo) -> list[CompactionFacts]:
+def _concurrent_writes(analysis: _Analysis, module: ModuleInfo) -> list[Fact]:
     """SG304 in one module: writes that can overlap a dispatched compaction."""
     dispatched: list[tuple[FunctionInfo, cst.Call, str, frozenset[str], set[FunctionInfo]]] = []
     for fn in module.functions:
@@ -1057,16 +1025,7 @@ def _concurrent_writes(analysis: _Analysis, module: ModuleInfo) -> list[Compacti
                         continue
                 elif _confined(analysis.calls_with_locks(owner), dispatch):
                     continue  # the dispatching function waits for it: only its own writes overlap
-                facts.append(
-                    CompactionFacts(
-                        "SG304",
-                        call,
-                        f"this checkpoint write can run while compaction dispatched through {label} is running, "
-                        "and no lock is held by both: the checkpoint can capture a half-written summary; hold the "
-                        "same lock around the write and the compaction (threading.Lock, asyncio.Lock, a file lock, "
-                        "or summaryguard.guard.CompactionLock shared with the Compactor and CheckpointStore)",
-                    )
-                )
+                facts.append(UnserializedWrite(node=call, path=module.path, detail=label))
                 break
     return facts
 

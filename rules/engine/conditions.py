@@ -14,7 +14,7 @@ subset tests and predicates found by function summaries are understood.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -27,6 +27,12 @@ GENERATION = "generation"
 PARTIAL = "partial"
 DEPS = "deps"
 ALL_KINDS = frozenset({GENERATION, PARTIAL, DEPS})
+_KIND_WORDS = {GENERATION: "generation", PARTIAL: "completeness", DEPS: "next-turn dependencies"}
+
+
+def checks_named(kinds: Iterable[str]) -> str:
+    """The checks ``kinds`` stand for, as a message says them."""
+    return ", ".join(sorted({_KIND_WORDS.get(k, k) for k in kinds}))
 _NONE: frozenset[str] = frozenset()
 
 _GENERATION = re.compile(r"generation|(^|_)gen($|_)", re.IGNORECASE)

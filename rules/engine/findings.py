@@ -7,9 +7,18 @@ about the engine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-__all__ = ["FileError", "Finding", "describe", "is_too_deep"]
+__all__ = ["FileError", "Finding", "TraceStep", "describe", "finding_from_row", "finding_row", "is_too_deep"]
+
+
+@dataclass(frozen=True, order=True)
+class TraceStep:
+    """One link of a finding's evidence chain (source, checks, sink), placed in a file."""
+
+    path: str
+    line: int
+    note: str
 
 
 @dataclass(frozen=True, order=True)
@@ -26,11 +35,38 @@ class Finding:
     code: str
     name: str
     message: str
+    #: The evidence chain, source first, the reported node last; not part of identity.
+    trace: tuple[TraceStep, ...] = field(default=(), compare=False)
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:
         """The order reports use: by file, position, then code."""
         return (self.path, self.line, self.column, self.code)
+
+
+_ROW_TYPES = (str, int, int, int, int, str, str, str)
+
+
+def finding_row(finding: Finding) -> list[object]:
+    """A finding as JSON-ready data (the result cache stores these)."""
+    f = finding
+    trace = [[s.path, s.line, s.note] for s in f.trace]
+    return [f.path, f.line, f.column, f.end_line, f.end_column, f.code, f.name, f.message, trace]
+
+
+def finding_from_row(row: object) -> Finding | None:
+    """The finding :func:`finding_row` made, or None when ``row`` is not one."""
+    if not (isinstance(row, list) and len(row) == len(_ROW_TYPES) + 1 and isinstance(row[-1], list)):
+        return None
+    if not all(type(value) is kind for value, kind in zip(row, _ROW_TYPES)):
+        return None
+    steps = []
+    for step in row[-1]:
+        if not (isinstance(step, list) and len(step) == 3 and type(step[0]) is str and type(step[1]) is int
+                and type(step[2]) is str):
+            return None
+        steps.append(TraceStep(*step))
+    return Finding(*row[:-1], trace=tuple(steps))
 
 
 @dataclass(frozen=True)

@@ -38,12 +38,13 @@ import libcst as cst
 from . import flags as flagging
 from . import lexicon
 from .conditions import ALL_KINDS, Context, Facts, classify
+from .facts import SwallowedError
 from .evidence import Evidence
 from .names import dotted, last_segment
-from .summaries import Site, Soft, Summary
+from .summaries import SOFT_CHECK, SWALLOW, Site, Soft, Summary
 from .syntax import Stmt, bool_literal, calls_in, is_none, iter_exprs, statements, walk_statements
 
-__all__ = ["Direct", "FlowAnalysis", "State"]
+__all__ = ["FlowAnalysis", "State"]
 
 _NONE: frozenset[str] = frozenset()
 _BROAD = frozenset({"Exception", "BaseException"})
@@ -62,7 +63,10 @@ class Pending:
 
     handler: cst.CSTNode
     name: str | None
-    message: str
+    #: What it caught (``SummaryReconciliationError``, or a broad ``except`` around a resume).
+    caught: str
+    #: The name it stored the error in (kept when ``name`` is lost).
+    stored_as: str
 
     def __hash__(self) -> int:
         return hash((id(self.handler), self.name))
@@ -179,15 +183,6 @@ class Outcome:
         self.continues.extend(other.continues)
 
 
-@dataclass(frozen=True)
-class Direct:
-    """A finding decided on the spot (not through a resume's requirements)."""
-
-    code: str
-    node: cst.CSTNode
-    message: str
-
-
 class FlowAnalysis:
     """Run once per function per fixed-point round; results feed summaries and rules."""
 
@@ -198,7 +193,8 @@ class FlowAnalysis:
         self.sites: dict[cst.Call, Site] = {}
         self.site_log: list[cst.Call] = []
         self.consumed: set[Soft] = set()
-        self.direct: list[Direct] = []
+        #: Swallowed reconciliation errors decided on the spot (not through a resume's requirements).
+        self.direct: list[SwallowedError] = []
         self.outcome: Outcome | None = None
         self._flag_names: frozenset[str] | None = None
         self._slot_names: frozenset[str] | None = None
@@ -226,11 +222,9 @@ class FlowAnalysis:
             return
         self._swallows.add(id(pending.handler))
         self.direct.append(
-            Direct(
-                "SG202",
-                pending.handler,
-                f"{pending.message}, but on some path {where} before it is raised; raise it, or hand it to a "
-                "reconciliation controller, on every path first",
+            SwallowedError(
+                node=pending.handler, path=self.path, shape="stored", detail=pending.caught, name=pending.stored_as,
+                where=where,
             )
         )
 
@@ -398,7 +392,7 @@ class FlowAnalysis:
         if not lost & {p.name for p in state.pending}:
             return state
         return state.with_pending(
-            frozenset(Pending(p.handler, None, p.message) if p.name in lost else p for p in state.pending)
+            frozenset(Pending(p.handler, None, p.caught, p.stored_as) if p.name in lost else p for p in state.pending)
         )
 
     def expr(self, node: cst.CSTNode | None, state: State) -> tuple[State, bool]:
@@ -454,7 +448,7 @@ class FlowAnalysis:
         after, raises = self.expr(stmt.test, state)
         _, own = self._test_facts(stmt.test, after)
         detail = "an `assert` is removed by `python -O`, so it cannot stop the resume"
-        softs = [Soft(k, "SG104", stmt, self.path, detail) for k in own.when_true - after.hard]
+        softs = [Soft(k, SOFT_CHECK, stmt, self.path, detail) for k in own.when_true - after.hard]
         return Outcome(None if raises else after.add_soft(softs))
 
     def _If(self, stmt: cst.If, state: State) -> Outcome:
@@ -470,8 +464,8 @@ class FlowAnalysis:
                 break
             facts, own = self._test_facts(current.test, st)
             detail = "its failing branch does not raise or return, so the resume runs anyway"
-            fail_true = [Soft(k, "SG104", current, self.path, detail) for k in own.when_false - st.hard]
-            fail_false = [Soft(k, "SG104", current, self.path, detail) for k in own.when_true - st.hard]
+            fail_true = [Soft(k, SOFT_CHECK, current, self.path, detail) for k in own.when_false - st.hard]
+            fail_false = [Soft(k, SOFT_CHECK, current, self.path, detail) for k in own.when_true - st.hard]
             none_true, none_false = _nulls(current.test, {p.name for p in st.pending if p.name is not None})
             body = self.block(statements(current.body), st.add(facts.when_true).add_soft(fail_true).settle(none_true))
             out.absorb(body)
@@ -580,7 +574,7 @@ class FlowAnalysis:
         entry = state
         detail = "it swallows the failed resume check and the code goes on to resume"
         if catches_check and gained:
-            entry = state.add_soft(Soft(k, "SG202", handler, self.path, detail) for k in gained)
+            entry = state.add_soft(Soft(k, SWALLOW, handler, self.path, detail) for k in gained)
         mark = len(self.site_log)
         bound = handler.name.name.value if handler.name is not None and isinstance(handler.name.name, cst.Name) else None
         if bound is not None:
@@ -608,29 +602,14 @@ class FlowAnalysis:
             # `error = exc` and the code goes on: a swallow only on a path that
             # reaches a resume or the function's exit before `raise error`.
             what = "SummaryReconciliationError" if reconciliation else "error of a broad `except` around a resume"
-            pending = Pending(handler, stored, f"this handler stores the caught {what} in `{stored}`")
+            pending = Pending(handler, stored, what, stored)
             return fall.with_pending(fall.pending | {pending})
         if reconciliation and not reraises:
-            self.direct.append(
-                Direct(
-                    "SG202",
-                    handler,
-                    "this handler catches SummaryReconciliationError and carries on; re-raise it or hand it "
-                    "to a reconciliation controller (replay from an exact checkpoint or accept the divergence "
-                    "on record)",
-                )
-            )
+            self.direct.append(SwallowedError(node=handler, path=self.path, shape="catches-reconciliation"))
         elif broad and body_sites and not reraises:
             if handler_sites or rederives or result.fall is not None:
                 what = "resumes anyway" if handler_sites else "re-derives" if rederives else "passes"
-                self.direct.append(
-                    Direct(
-                        "SG202",
-                        handler,
-                        f"a broad `except` around a resume {what}: a SummaryReconciliationError raised by the "
-                        "resume check is swallowed; re-raise it or hand it to a reconciliation controller",
-                    )
-                )
+                self.direct.append(SwallowedError(node=handler, path=self.path, shape="broad-except", detail=what))
         return result.fall
 
     def _stored(self, handler: cst.ExceptHandler | cst.ExceptStarHandler, bound: str | None) -> str | None:
@@ -680,27 +659,13 @@ class FlowAnalysis:
         reconciliation = any(self.ev.vocab.matches("reconciliation-errors", q) for q in suppressed)
         broad = bool(suppressed & _BROAD)
         if reconciliation:
-            self.direct.append(
-                Direct(
-                    "SG202",
-                    stmt,
-                    "`contextlib.suppress(SummaryReconciliationError)` swallows a refused resume; let it "
-                    "propagate to a reconciliation controller",
-                )
-            )
+            self.direct.append(SwallowedError(node=stmt, path=self.path, shape="suppress-reconciliation"))
         elif broad and self.site_log[mark:]:
-            self.direct.append(
-                Direct(
-                    "SG202",
-                    stmt,
-                    "`suppress(Exception)` around a resume swallows a SummaryReconciliationError; let it "
-                    "propagate to a reconciliation controller",
-                )
-            )
+            self.direct.append(SwallowedError(node=stmt, path=self.path, shape="suppress-broad"))
         gained = body.fall.hard - st.hard if body.fall is not None else _NONE
         detail = "it suppresses the failed resume check and the code goes on to resume"
         cut = st.forget(flagging.touched(statements(stmt.body))).add_soft(
-            Soft(k, "SG202", stmt, self.path, detail) for k in gained
+            Soft(k, SWALLOW, stmt, self.path, detail) for k in gained
         )
         out = Outcome(join([body.fall, cut]))
         out.absorb(body)

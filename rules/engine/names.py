@@ -58,6 +58,18 @@ def shown(name: str) -> str:
     return name.replace(".()", "(...)").replace(".[]", "[...]")
 
 
+def call_label(node: object) -> str:
+    """How a message names a call: ``agent.resume()``, or "this call"."""
+    name = dotted(node.func) if isinstance(node, cst.Call) else None
+    return f"`{name or 'this call'}()`"
+
+
+def record_label(node: object) -> str:
+    """How a message names a record under construction: ``Record(...)``, or "this summary record"."""
+    name = last_segment(dotted(node.func)) if isinstance(node, cst.Call) else ""
+    return f"`{name}(...)`" if name else "this summary record"
+
+
 def last_segment(name: str | None) -> str:
     return "" if not name else name.rpartition(".")[2]
 

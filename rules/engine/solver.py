@@ -15,7 +15,8 @@ import libcst as cst
 
 from .evidence import Evidence
 from .findings import describe
-from .flow import Direct, FlowAnalysis
+from .facts import SwallowedError
+from .flow import FlowAnalysis
 from .interrupts import calls_interrupt, tools_before_interrupt
 from .project import FunctionInfo, Project
 from .rederive import rederivations
@@ -38,7 +39,7 @@ class FunctionResult:
     summary: Summary
     sites: dict[cst.Call, Site] = field(default_factory=dict)
     consumed: set[Soft] = field(default_factory=set)
-    direct: list[Direct] = field(default_factory=list)
+    direct: list[SwallowedError] = field(default_factory=list)
     rederive: list[tuple[cst.Call, str]] = field(default_factory=list)
     #: Tool calls that re-run when the node resumes after an ``interrupt()`` (SG203).
     reruns: list[tuple[cst.Call, cst.Call]] = field(default_factory=list)

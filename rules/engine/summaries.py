@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-__all__ = ["BOTTOM", "Site", "Soft", "Summary"]
+__all__ = ["BOTTOM", "SOFT_CHECK", "SWALLOW", "Site", "Soft", "Summary"]
+
+#: A check that cannot stop a resume (it logs, warns, sets a flag, or asserts).
+SOFT_CHECK = "soft-check"
+#: A handler that swallows the failure of a resume check.
+SWALLOW = "swallow"
 
 _NONE: frozenset[str] = frozenset()
 
@@ -25,17 +30,18 @@ class Soft:
     and is reported at ``node`` when a resume relies on it."""
 
     kind: str
-    code: str
+    #: :data:`SOFT_CHECK` or :data:`SWALLOW`.
+    role: str
     node: cst.CSTNode
     path: str
     detail: str
 
     def __hash__(self) -> int:
-        return hash((self.kind, self.code, id(self.node)))
+        return hash((self.kind, self.role, id(self.node)))
 
     def __eq__(self, other: object) -> bool:
         return (
-            isinstance(other, Soft) and other.kind == self.kind and other.code == self.code and other.node is self.node
+            isinstance(other, Soft) and other.kind == self.kind and other.role == self.role and other.node is self.node
         )
 
 

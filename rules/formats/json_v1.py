@@ -33,6 +33,10 @@ def report_to_dict(report: Report) -> dict[str, Any]:
                 "code": f.code,
                 "name": f.name,
                 "message": displayable(f.message),
+                "trace": [
+                    {"path": displayable(step.path), "line": step.line, "note": displayable(step.note)}
+                    for step in f.trace
+                ],
             }
             for f in report.findings
         ],

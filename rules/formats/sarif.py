@@ -101,10 +101,29 @@ def _result(finding: FindingLike, report: Report, index: dict[str, int], cwd: st
             }
         }
     ]
+    if finding.trace:
+        result["codeFlows"] = [_code_flow(finding, cwd)]
     fingerprint = report.fingerprints.get(finding)
     if fingerprint is not None:
         result["partialFingerprints"] = {FINGERPRINT_KEY: fingerprint}
     return result
+
+
+def _code_flow(finding: FindingLike, cwd: str) -> dict[str, Any]:
+    """The finding's evidence chain as one SARIF thread flow, source first."""
+    locations = [
+        {
+            "location": {
+                "physicalLocation": {
+                    "artifactLocation": artifact_location(step.path, cwd),
+                    "region": {"startLine": step.line},
+                },
+                "message": {"text": displayable(step.note)},
+            }
+        }
+        for step in finding.trace
+    ]
+    return {"threadFlows": [{"locations": locations}]}
 
 
 def _notification(error: ErrorLike, cwd: str) -> dict[str, Any]:

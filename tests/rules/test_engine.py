@@ -65,6 +65,9 @@ def test_recursion_in_metadata_is_a_file_error(monkeypatch: pytest.MonkeyPatch, 
         def visit_batched(self, visitors):
             raise RecursionError("deep")
 
+        def resolve(self, provider):  # the positions of facts' findings come from the same metadata
+            raise RecursionError("deep")
+
     monkeypatch.setattr(module, "MetadataWrapper", Wrapper)
     findings, errors = analyzer.analyze([("a.py", UNCHECKED)])
     assert findings == [] and [e.path for e in errors] == ["a.py"]
