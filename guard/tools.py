@@ -7,13 +7,20 @@ now (new arguments are still a re-derivation), unless the divergence for that
 reference was accepted on record (:func:`accept_divergence`).
 
 Outside a resumed turn the wrapper costs one context-variable read.
+
+This module names no framework. A framework's tool object (not a function) is
+guarded by the plugin that knows it (hook ``summaryguard_wrap_tool``), and a
+framework whose runs turn a tool's exception into a message for the model
+registers how a refusal must travel through them
+(:func:`register_refusal_escalation`). Framework rooms import this module,
+never the other way round.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import sys
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, TypeVar, overload
 
@@ -21,7 +28,7 @@ from .check import notify
 from .errors import ReconciliationKind, SummaryReconciliationError
 from .turn import Cell, ResumedTurn, _current, turn_of
 
-__all__ = ["tool_guard", "tool_names"]
+__all__ = ["register_refusal_escalation", "tool_guard", "tool_names"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,20 +42,21 @@ def tool_guard(*, name: str | Iterable[str] | None = None) -> Callable[[F], F]: 
 
 
 def tool_guard(fn: Any = None, /, *, name: str | Iterable[str] | None = None) -> Any:
-    """Wrap a tool (a sync or async function, or a LangChain tool) so it cannot re-derive a dropped reference.
+    """Wrap a tool (a sync or async function, or a framework's tool object) so it cannot re-derive a dropped reference.
 
     A drop-manifest entry names the tool that produced it; the entry matches
     this tool when it equals ``name`` (one name or several), or, when no name
-    is given, the function's ``__name__`` or ``module.qualname``.
+    is given, the function's ``__name__`` or ``module.qualname``. A tool object
+    that is not a function goes to the plugins first (``summaryguard_wrap_tool``:
+    the framework's plugin guards its run methods, so the framework's own way
+    of calling it is guarded too).
     """
     if fn is None:
         return functools.partial(tool_guard, name=name)
-    if not inspect.isroutine(fn) and _is_langchain_tool(fn):
-        # A LangChain tool object (``@tool`` gives a StructuredTool): wrap its
-        # run methods, so invoke/ainvoke and agents' tool nodes are guarded too.
-        from .langgraph import guard_tool
-
-        return guard_tool(fn, name=name)
+    if not inspect.isroutine(fn):
+        guarded = _wrap_tool_object(fn, name)
+        if guarded is not None:
+            return guarded
     if not callable(fn):
         raise TypeError(f"tool_guard wraps a callable, got {type(fn).__name__}")
     names = tool_names(fn, name)
@@ -77,11 +85,11 @@ def tool_guard(fn: Any = None, /, *, name: str | Iterable[str] | None = None) ->
     return wrapper
 
 
-def _is_langchain_tool(obj: Any) -> bool:
-    """A BaseTool by shape (no langchain import): a str name and run/invoke methods."""
-    return isinstance(getattr(obj, "name", None), str) and all(
-        callable(getattr(obj, attr, None)) for attr in ("_run", "invoke", "ainvoke")
-    )
+def _wrap_tool_object(tool: Any, name: str | Iterable[str] | None) -> Any:
+    """A plugin's guarded version of a tool object, or None (at decoration only: the plugin manager loads lazily)."""
+    from summaryguard.plugins.manager import get_plugin_manager
+
+    return get_plugin_manager().hook.summaryguard_wrap_tool(tool=tool, name=name)
 
 
 def tool_names(fn: Any, name: str | Iterable[str] | None = None) -> frozenset[str]:
@@ -124,5 +132,47 @@ def refuse_rederivation(turn: ResumedTurn, tool: str, entry: Any, where: str) ->
         details={"tool": tool, "last_known": entry.last_known},
     )
     notify(error, turn.checkpoint)
-    graph = sys.modules.get("summaryguard.plugins.langgraph._graph")
-    raise graph.bubbling(error) if graph is not None else error
+    raise _escalated(error)
+
+
+RefusalEscalation = Callable[[SummaryReconciliationError], SummaryReconciliationError]
+
+_escalations_lock = threading.Lock()
+#: Replaced as a whole on registration, so a refusal reads it without the lock.
+_escalations: tuple[RefusalEscalation, ...] = ()
+
+
+def register_refusal_escalation(escalate: RefusalEscalation) -> None:
+    """Let a framework decide how a refusal travels through its runs.
+
+    Some frameworks turn a tool's exception into a message for the model and
+    go on (a tool node told to handle tool errors, say), which would hide a
+    refusal from the code that resumed. ``escalate(error)``
+    returns the exception to raise instead, one the framework lets through (a
+    subclass of :class:`SummaryReconciliationError`, so callers still catch
+    it), or ``error`` itself when the refusal happens outside the framework's
+    runs. The escalations are asked in registration order and the first that
+    answers with another exception wins.
+
+    A framework room registers when the module that starts its runs is
+    imported; registering a function with the same module and qualified name
+    again replaces the earlier one (a reloaded module).
+    """
+    global _escalations
+    if not callable(escalate):
+        raise TypeError(f"register_refusal_escalation() takes a function error -> error, got {type(escalate).__name__}")
+    key = _escalation_key(escalate)
+    with _escalations_lock:
+        _escalations = (*(e for e in _escalations if _escalation_key(e) != key), escalate)
+
+
+def _escalation_key(escalate: RefusalEscalation) -> tuple[str | None, str]:
+    return getattr(escalate, "__module__", None), getattr(escalate, "__qualname__", None) or repr(escalate)
+
+
+def _escalated(error: SummaryReconciliationError) -> SummaryReconciliationError:
+    for escalate in _escalations:
+        raised = escalate(error)
+        if raised is not error:
+            return raised
+    return error

@@ -1,13 +1,15 @@
 """Every hook summaryguard calls, in one place.
 
 Both halves share this plugin system: the runtime guard asks plugins how to read
-a checkpoint and what to do about a violation; the analyzer asks them for
+a checkpoint, how to guard a framework's tool object and what to do about a
+violation; the analyzer asks them for
 vocabulary (framework names) and extra rules. Implement a hook with the
 :data:`hookimpl` marker and register the object, or publish it under the
 entry-point group ``summaryguard``.
 
 Hook calls are never on a hot path: adapters are resolved once per checkpoint
-type, and the violation hooks run only when a resume is refused.
+type, a tool object is wrapped once when it is decorated, and the violation
+hooks run only when a resume is refused.
 """
 
 from __future__ import annotations
@@ -81,6 +83,22 @@ def summaryguard_divergence_accepted(record: DivergenceRecord) -> None:
     """A divergence was accepted explicitly; persist the record (new provenance)."""
 
 
+@hookspec(firstresult=True)
+def summaryguard_wrap_tool(tool: Any, name: str | Iterable[str] | None) -> Any | None:
+    """Guard a framework's tool object, or return None if ``tool`` is not one you know.
+
+    ``tool_guard`` calls this when it decorates something that is not a
+    function (a framework's tool class, say), once per decoration and never
+    when a tool is called. Return the guarded tool, in the form the framework
+    takes: it must refuse, in a resumed turn, to re-derive a reference the
+    summary dropped, which wrapping the object's run methods with
+    ``tool_guard`` does. ``name`` is what ``tool_guard(name=...)`` was given
+    (None: the name the framework knows the tool by). The first non-None
+    answer wins; with none, ``tool_guard`` wraps the object as a plain
+    callable.
+    """
+
+
 # -- static analyzer --------------------------------------------------------------------
 
 
@@ -107,6 +125,20 @@ def summaryguard_vocabulary() -> Mapping[str, Iterable[str]] | None:
     * ``interrupt-calls``: calls that pause a node for outside input; the
       node re-runs from its start when resumed;
     * ``validators``: functions that enforce the invariant.
+    """
+
+
+@hookspec
+def summaryguard_frameworks() -> Iterable[Mapping[str, Any]] | None:
+    """Contribute framework models: what a framework's APIs do to summary state, as data.
+
+    Each model is a mapping that :class:`summaryguard.plugins.framework.FrameworkModel`
+    validates when the analyzer loads it (an unknown key is an error naming the
+    framework and the key): the framework's vocabulary by category (as
+    :func:`summaryguard_vocabulary`), how a graph value comes to summarize
+    (builders, node registrations, factories), the shapes of its resumes, and
+    which checks the framework guarantees on its own. A framework room
+    (``plugins/<name>/``) keeps its model in ``model.py`` and returns it here.
     """
 
 

@@ -32,7 +32,7 @@ from typing import Any
 from summaryguard.guard.errors import ReconciliationKind, SummaryReconciliationError
 from summaryguard.guard.reconcile import AcceptDivergence
 from summaryguard.guard.resume import resume_guard
-from summaryguard.guard.tools import refuse_rederivation
+from summaryguard.guard.tools import refuse_rederivation, register_refusal_escalation
 from summaryguard.guard.turn import ResumedTurn, accept_divergence, current_turn
 from ._state import unstamped_note
 
@@ -499,6 +499,11 @@ def bubbling(error: SummaryReconciliationError) -> SummaryReconciliationError:
         kind=error.kind, details=error.details,
     )
     return bubble
+
+
+# Every refusal (tool_guard's and this run's own) goes through bubbling: a guarded
+# graph exists only once this module is imported, so registering here is in time.
+register_refusal_escalation(bubbling)
 
 
 def _plain(error: SummaryReconciliationError) -> SummaryReconciliationError:

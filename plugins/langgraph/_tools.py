@@ -19,10 +19,16 @@ import inspect
 from collections.abc import Iterable
 from typing import Any
 
-from summaryguard.guard.tools import _is_langchain_tool, tool_guard
-from ._graph import current_run
+from summaryguard.guard.tools import tool_guard
 
-__all__ = ["guard_tool"]
+__all__ = ["guard_tool", "is_langchain_tool"]
+
+
+def is_langchain_tool(obj: Any) -> bool:
+    """A BaseTool by shape (no langchain import): a str name and run/invoke methods."""
+    return isinstance(getattr(obj, "name", None), str) and all(
+        callable(getattr(obj, attr, None)) for attr in ("_run", "invoke", "ainvoke")
+    )
 
 
 def guard_tool(tool: Any, *, name: str | Iterable[str] | None = None) -> Any:
@@ -33,7 +39,7 @@ def guard_tool(tool: Any, *, name: str | Iterable[str] | None = None) -> Any:
     :func:`~summaryguard.guard.tool_guard`. ``name`` overrides the name(s) a
     drop manifest knows the tool by (default: ``tool.name``).
     """
-    if not _is_langchain_tool(tool):
+    if not is_langchain_tool(tool):
         if callable(tool):
             return tool_guard(tool, name=name)
         raise TypeError(f"guard_tool() takes a LangChain tool or a function, got {type(tool).__name__}")
@@ -52,7 +58,9 @@ def _guard_method(method: Any, name: str | Iterable[str]) -> Any:
     """``tool_guard`` (drops before the resume) plus the drops made during the guarded run."""
     inner = tool_guard(method, name=name)
     names = inner.__summaryguard_tool__
-    run_of = current_run
+    # Imported here, not above: the plugin imports this module to ask is_langchain_tool
+    # of every tool object tool_guard meets, and the graph module is not needed for that.
+    from ._graph import current_run as run_of
 
     if inspect.iscoroutinefunction(method):
 

@@ -4,7 +4,8 @@ This is the module the plugin manager registers (``BUILTIN_PLUGINS``).
 
 Runtime: adapters read LangGraph checkpoints (``StateSnapshot`` from
 ``graph.get_state``, ``CheckpointTuple`` from ``saver.get_tuple``) so that
-``check_resume`` and ``resume_guard`` take them directly; an observer adds the
+``check_resume`` and ``resume_guard`` take them directly; ``tool_guard`` of a
+LangChain tool object gives a guarded copy of it (``guard_tool``); an observer adds the
 thread and checkpoint ids to every error about one; a resolver carries out a
 controller's ``GuardedGraph.accepting(...)``.
 
@@ -59,6 +60,15 @@ def _graph_module() -> ModuleType | None:
     if graph is None and "langgraph" in sys.modules:
         from . import _graph as graph
     return graph
+
+
+@hookimpl
+def summaryguard_wrap_tool(tool: Any, name: Any) -> Any:
+    # A LangChain tool object (``@tool`` gives a StructuredTool): its run methods are
+    # wrapped, so invoke/ainvoke and agents' tool nodes are guarded too.
+    from . import _tools
+
+    return _tools.guard_tool(tool, name=name) if _tools.is_langchain_tool(tool) else None
 
 
 @hookimpl(tryfirst=True)
