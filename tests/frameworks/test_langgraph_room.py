@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 ROOM = "summaryguard.plugins.langgraph"
 FRAMEWORKS = ("langgraph", "langmem", "langchain_core", "langchain")
+#: The room's runtime wrappers: loaded when the integration is used, never by building the plugin manager.
+RUNTIME = frozenset(f"{ROOM}.{name}" for name in ("_adapters", "_graph", "_refs", "_stamp", "_state", "_tools"))
 
 
 def _modules_after(code: str) -> list[str]:
@@ -45,15 +48,23 @@ manager = get_plugin_manager()
 assert manager.get_plugin("summaryguard.plugins.langgraph.plugin") is not None
 """
     modules = _modules_after(code)
-    # The package (on the way to plugin.py) and plugin.py itself; no runtime wrapper, no framework.
-    assert _room_modules(modules) == [ROOM, f"{ROOM}.plugin"]
+    assert f"{ROOM}.plugin" in modules
+    assert [m for m in _room_modules(modules) if m in RUNTIME] == []
     assert _framework_modules(modules) == []
+
+
+def test_every_private_module_of_the_room_is_counted_as_runtime() -> None:
+    import summaryguard.plugins.langgraph as room
+
+    [folder] = room.__path__
+    private = {f"{ROOM}.{path.stem}" for path in Path(folder).glob("_*.py") if path.stem != "__init__"}
+    assert private == RUNTIME
 
 
 def test_the_probe_sees_the_runtime_modules_once_the_integration_is_used() -> None:
     """The check above is not vacuous: using a public name loads its module (and still not LangGraph)."""
     modules = _modules_after(f"from {ROOM} import register_extractor")
-    assert f"{ROOM}._refs" in modules
+    assert f"{ROOM}._refs" in modules and f"{ROOM}._refs" in RUNTIME
     assert _framework_modules(modules) == []
 
 
