@@ -137,6 +137,10 @@ def load_baseline(path: Path | str) -> list[BaselineEntry]:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise BaselineError(path, f"not a summaryguard baseline (invalid JSON: {exc})") from None
+    except (RecursionError, MemoryError):  # json parses nested arrays and objects recursively
+        raise BaselineError(
+            path, "not a summaryguard baseline (its JSON is nested too deeply to read)"
+        ) from None
     if not isinstance(data, dict) or "version" not in data:
         raise BaselineError(path, "not a summaryguard baseline (expected a JSON object with a \"version\")")
     if data["version"] != BASELINE_VERSION:

@@ -54,6 +54,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .sources import FileRefused, read_regular_file
+
 __all__ = ["CACHE_DIR_ENV", "CACHE_FOLDER", "ResultCache", "content_digest", "settings_key"]
 
 CACHE_DIR_ENV = "SUMMARYGUARD_CACHE_DIR"
@@ -330,8 +332,6 @@ def _is(value: object, kind: type) -> bool:
 
 
 def _read_json(path: Path) -> object:
-    from .sources import FileRefused, read_regular_file
-
     try:
         return json.loads(read_regular_file(str(path), MAX_ENTRY_BYTES))
     except (OSError, FileRefused, ValueError, RecursionError):  # missing, unreadable or corrupt: a miss

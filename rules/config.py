@@ -177,6 +177,12 @@ def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
         raise ConfigError(path, "TOML files must be UTF-8 encoded", line) from None
     try:
         return text, tomllib.loads(text)
+    except (RecursionError, MemoryError):
+        # tomllib parses nested arrays and inline tables recursively: a value nested a few
+        # hundred levels deep exhausts the stack. It is the file's fault, not a crash.
+        raise ConfigError(
+            path, "invalid TOML: a value is nested too deeply to read (arrays or inline tables inside each other)"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
         if line is None:
