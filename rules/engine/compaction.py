@@ -46,7 +46,7 @@ import libcst as cst
 
 from .conditions import ALL_KINDS, GENERATION
 from .evidence import Evidence
-from .facts import Fact, Recompaction, SummaryRecord, UnserializedWrite
+from .facts import NAME, Fact, Recompaction, Step, SummaryRecord, UnserializedWrite
 from .flow import FlowAnalysis, State
 from .names import dotted, last_segment
 from .project import FunctionInfo, ModuleInfo, Project
@@ -99,6 +99,21 @@ _LLM_MODULES = ("openai", "anthropic", "litellm", "langchain", "langchain_core",
 _GENERIC_COMPACTION = frozenset({"compact", "acompact", "summarize", "asummarize"})
 _NOT_RECORD_CLASS = re.compile(r"(Message|MessageChunk|Prompt|PromptTemplate|Error|Exception|Warning)$")
 _LOG_CALLS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print"})
+#: The summary protocol: reading one of these makes a value a summary, whatever it is called.
+_PROTOCOL = frozenset({"generation", "partial", "verbatim_refs", "dropped"})
+#: Frameworks' own names for an earlier summary (langmem's ``running_summary``).
+_FRAMEWORK_SUMMARY = frozenset({"running_summary"})
+#: Attributes of a model response that are not its text (token usage, ids, metadata).
+_NOT_TEXT = frozenset(
+    {"usage", "usage_metadata", "response_metadata", "id", "model", "model_name", "created", "finish_reason",
+     "stop_reason", "system_fingerprint", "prompt_tokens", "completion_tokens", "total_tokens"}
+)
+#: Calls that return their first argument's text, transformed.
+_TEXT_FNS = frozenset({"str", "dedent", "textwrap.dedent", "json.dumps", "repr"})
+#: Methods that put a value into the container they are called on.
+_PUT_METHODS = frozenset({"append", "extend", "insert", "appendleft", "add", "update", "setdefault"})
+#: A role that marks a chat message as the summary itself (letta's ``MessageRole.summary``).
+_SUMMARY_ROLE = frozenset({"summary", "SUMMARY", "summarization"})
 
 _LOCK_PARTS = frozenset({"lock", "rlock", "alock", "locks", "mutex", "sem", "semaphore", "filelock", "flock"})
 _LOCK_TYPES = frozenset(
@@ -124,6 +139,13 @@ class _Fn:
     assigned: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)
     tainted: set[str] = field(default_factory=set)
+    #: Names holding summarizer output that no record has been built from yet (a
+    #: function that builds its own record returns a record, not raw text).
+    raw: set[str] = field(default_factory=set)
+    #: Names whose summary-protocol attributes or keys the function reads.
+    protocol: set[str] = field(default_factory=set)
+    #: Names whose value leaves the function: returned, yielded, passed to a call, stored.
+    escapes: set[str] = field(default_factory=set)
     compaction_named: bool = False
 
 
@@ -191,6 +213,86 @@ def _key_names(record: cst.CSTNode) -> tuple[set[str], bool]:
     return keys, opaque
 
 
+def _has_key(node: cst.Dict, key: str) -> bool:
+    return any(
+        isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == key
+        for e in node.elements
+    )
+
+
+def _summary_role(node: cst.CSTNode) -> bool:
+    """A message whose ``role`` is the summary role (``role=MessageRole.summary``)."""
+    values: list[cst.BaseExpression] = []
+    if isinstance(node, cst.Dict):
+        values = [e.value for e in node.elements if isinstance(e, cst.DictElement)
+                  and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == "role"]
+    elif isinstance(node, cst.Call):
+        values = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "role"]
+    for value in values:
+        if isinstance(value, cst.SimpleString) and value.evaluated_value in _SUMMARY_ROLE:
+            return True
+        if isinstance(value, cst.Attribute) and value.attr.value in _SUMMARY_ROLE:
+            return True
+    return False
+
+
+def _param_default(fn: FunctionInfo, name: str) -> cst.BaseExpression | None:
+    """The default value of ``fn``'s parameter ``name``, if it has one."""
+    node = fn.node
+    if not isinstance(node, cst.FunctionDef):
+        return None
+    params = node.params
+    for param in (*params.params, *params.kwonly_params, *params.posonly_params):
+        if param.name.value == name:
+            return param.default
+    return None
+
+
+def _names(expr: cst.CSTNode) -> set[str]:
+    """The variables an expression reads (not attribute names, not keywords)."""
+    found: set[str] = set()
+    skip: set[int] = set()
+    for n in iter_exprs(expr):
+        if isinstance(n, cst.Attribute):
+            skip.add(id(n.attr))
+        elif isinstance(n, cst.Arg) and n.keyword is not None:
+            skip.add(id(n.keyword))
+        elif isinstance(n, cst.Name) and id(n) not in skip:
+            found.add(n.value)
+    return found
+
+
+def _uses(body: list[Stmt], view: _Fn) -> None:
+    """One walk of a function: names read through the summary protocol, and names
+    whose value leaves the function (returned, yielded, passed on, stored)."""
+    for stmt in walk_statements(body):
+        if isinstance(stmt, cst.Return) and stmt.value is not None:
+            view.escapes |= _names(stmt.value)
+        elif isinstance(stmt, (cst.Assign, cst.AnnAssign)) and stmt.value is not None:
+            targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+            if any(isinstance(t, (cst.Attribute, cst.Subscript)) for t in targets):
+                view.escapes |= _names(stmt.value)
+        for expr in expressions_of(stmt):
+            for n in iter_exprs(expr):
+                if isinstance(n, cst.Attribute) and n.attr.value in _PROTOCOL and isinstance(n.value, cst.Name):
+                    if n.value.value not in ("self", "cls"):  # an object's counter is not its summary
+                        view.protocol.add(n.value.value)
+                elif isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name):
+                    if any(k in _PROTOCOL for e in n.slice for k in _strings(e)):
+                        view.protocol.add(n.value.value)
+                elif isinstance(n, (cst.Yield, cst.Await)) and isinstance(getattr(n, "value", None), cst.CSTNode):
+                    view.escapes |= _names(n.value)  # type: ignore[arg-type]
+                elif isinstance(n, cst.Call):
+                    last = last_segment(dotted(n.func))
+                    if last not in _LOG_CALLS:
+                        for arg in n.args:
+                            if isinstance(arg.value, cst.Name):
+                                view.escapes.add(arg.value.value)
+                    if isinstance(n.func, cst.Attribute) and last in _PUT_METHODS:
+                        for arg in n.args:
+                            view.escapes |= _names(arg.value)
+
+
 @dataclass(eq=False)
 class _Calls:
     """A function's calls in source order: (call, locks held, statement index, loops)."""
@@ -213,6 +315,14 @@ class _Analysis:
         self._fns: dict[FunctionInfo, _Fn] = {}
         self._returns_summary: dict[FunctionInfo, bool] = {}
         self._summarizer: dict[cst.Call, bool] = {}
+        self._passes: dict[FunctionInfo, frozenset[str]] = {}
+        self._instr: dict[tuple[int, str], bool] = {}
+        self._recorded: dict[FunctionInfo, bool] = {}
+        self._channels: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
+        self._own: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
+        self._records: dict[FunctionInfo, list[tuple[cst.CSTNode, Stmt, str]]] = {}
+        self._attr_values: dict[tuple[str, str | None], dict[str, list[cst.BaseExpression]]] = {}
+        self._modules_by_name: dict[str, ModuleInfo] | None = None
         self._calls: dict[FunctionInfo, _Calls] = {}
         self._compaction_locks: dict[FunctionInfo, frozenset[str] | None] = {}
         self._constants: dict[str, dict[str, list[cst.BaseExpression]]] = {}
@@ -250,14 +360,16 @@ class _Analysis:
                     view.types[name] = imports.qualify(value.func) or ""
         for name, annotation in fn.annotations.items():
             view.types.setdefault(name, imports.qualify_name(annotation))
-        for _ in range(4):  # summarizer output, followed through assignments
-            grown = {
-                name for name, values in view.assigned.items()
-                if name not in view.tainted and any(self.carries(v, view) for v in values)
-            }
-            if not grown:
-                break
-            view.tainted |= grown
+        _uses(fn.body, view)
+        for raw, table in ((False, view.tainted), (True, view.raw)):
+            for _ in range(4):  # summarizer output, followed through assignments
+                grown = {
+                    name for name, values in view.assigned.items()
+                    if name not in table and any(self.carries(v, view, raw=raw) for v in values)
+                }
+                if not grown:
+                    break
+                table |= grown
         return view
 
     def type_of(self, expr: cst.BaseExpression, view: _Fn) -> str:
@@ -318,18 +430,15 @@ class _Analysis:
                 return False  # ``SummarizationNode(model=...)`` builds a summarizer; running it compacts
             if last not in _GENERIC_COMPACTION:
                 return True
-            return view.compaction_named or any(
-                self._conversation(a.value, view) or self._instruction(a.value, view) for a in call.args
-            )
+            # ``x.summarize(...)`` / ``x.compact(...)`` is any object's method: only an
+            # instruction in its input says it summarizes (what it is called says nothing).
+            return any(self._instruction(a.value, view) for a in call.args)
         callee = self.project.resolve(func, view.fn) if depth < 3 else None
         if callee is not None and self.returns_summary(callee, depth + 1):
             return True
         if not self._llm_call(func, name, last, qualified) or self._prompt_receiver(func, view):
             return False
-        inputs = [a.value for a in call.args]
-        if any(self._instruction(x, view) for x in inputs):
-            return True
-        return view.compaction_named and any(self._conversation(x, view) for x in inputs)
+        return any(self._instruction(a.value, view) for a in call.args)
 
     @staticmethod
     def _llm_call(func: cst.BaseExpression, name: str, last: str, qualified: str) -> bool:
@@ -358,20 +467,98 @@ class _Analysis:
         return bool(receiver) and bool(_PROMPT_NAME.search(receiver)) and not _LLM_RECEIVER.search(receiver)
 
     def _instruction(self, expr: cst.CSTNode, view: _Fn, depth: int = 0) -> bool:
-        """A summarization instruction flows into ``expr`` (a string, a prompt constant)."""
+        """A summarization instruction flows into ``expr``: a string literal asking for a
+        summary, reached through locals, module constants (also imported from the
+        project), parameter defaults, ``self`` attributes and project functions that
+        return a prompt. String contents are data, not the user's names."""
+        key = (id(expr), view.fn.qualname)
+        known = self._instr.get(key)
+        if known is not None:
+            return known
+        self._instr[key] = False  # cycles
+        found = self._instr[key] = self._find_instruction(expr, view, depth)
+        return found
+
+    def _find_instruction(self, expr: cst.CSTNode, view: _Fn, depth: int) -> bool:
         if any(_INSTRUCTION.search(s) and not _TOKEN.fullmatch(s) for s in _strings(expr)):
             return True
-        if depth >= 3:
+        if depth >= 5:
             return False
-        constants = self.constants(view.fn.module)
-        for n in iter_exprs(expr):
-            if isinstance(n, cst.Name):
-                if _SUMMARY_WORD.search(n.value) and _PROMPT_NAME.search(n.value):
-                    return True
-                for value in view.assigned.get(n.value, []) or constants.get(n.value, []):
-                    if value is not expr and self._instruction(value, view, depth + 1):
-                        return True
+        for value, where in self._sources(expr, view):
+            if value is not expr and self._instruction(value, where, depth + 1):
+                return True
         return False
+
+    def _sources(self, expr: cst.CSTNode, view: _Fn) -> Iterator[tuple[cst.CSTNode, _Fn]]:
+        """Where the values an expression reads come from, each with the function it
+        is evaluated in: bindings, parameter defaults, module and imported constants,
+        ``self`` attributes set by the class, and the returns of project functions."""
+        fn = view.fn
+        module = fn.module
+        skip: set[int] = set()
+        for n in iter_exprs(expr):
+            if isinstance(n, cst.Attribute):
+                skip.add(id(n.attr))
+                if isinstance(n.value, cst.Name) and n.value.value in ("self", "cls") and fn.class_name:
+                    for value, owner in self.attribute_values(fn, n.attr.value):
+                        yield value, self.view(owner)
+            elif isinstance(n, cst.Arg) and n.keyword is not None:
+                skip.add(id(n.keyword))
+            elif isinstance(n, cst.Call) and n is not expr:
+                callee = self.project.resolve(n.func, fn)
+                if callee is not None and callee is not fn:
+                    callee_view = self.view(callee)
+                    for stmt in walk_statements(callee.body):
+                        if isinstance(stmt, cst.Return) and stmt.value is not None:
+                            yield stmt.value, callee_view
+            elif isinstance(n, cst.Name) and id(n) not in skip:
+                name = n.value
+                values = view.assigned.get(name)
+                if values:
+                    for value in values:
+                        yield value, view
+                    continue
+                default = _param_default(fn, name)
+                if default is not None:
+                    yield default, view
+                    continue
+                constants = self.constants(module).get(name)
+                if constants:
+                    for value in constants:
+                        yield value, self.view(module.functions[0]) if module.functions else view
+                    continue
+                imported = self._imported_constant(module, name)
+                if imported is not None:
+                    yield imported
+
+    def _imported_constant(self, module: ModuleInfo, name: str) -> tuple[cst.CSTNode, _Fn] | None:
+        """``from .prompts import SUMMARY_PROMPT``: the constant's value in its project module."""
+        qualified = module.imports.aliases.get(name)
+        if not qualified or "." not in qualified:
+            return None
+        if self._modules_by_name is None:
+            self._modules_by_name = {m.name: m for m in self.project.modules if getattr(m, "name", None)}
+        owner, _, attr = qualified.rpartition(".")
+        target = self._modules_by_name.get(owner)
+        if target is None or not target.functions:
+            return None
+        values = self.constants(target).get(attr)
+        return (values[0], self.view(target.functions[0])) if values else None
+
+    def attribute_values(self, fn: FunctionInfo, attr: str) -> list[tuple[cst.BaseExpression, FunctionInfo]]:
+        """Values the class of ``fn`` assigns to ``self.<attr>``, with the method that does."""
+        key = (fn.module.path, fn.class_name)
+        table = self._attr_values.get(key)
+        if table is None:
+            table = self._attr_values[key] = {}
+            for method in fn.module.classes.get(fn.class_name or "", {}).values():
+                for stmt in walk_statements(method.body):
+                    if isinstance(stmt, (cst.Assign, cst.AnnAssign)) and stmt.value is not None:
+                        targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+                        for t in targets:
+                            if isinstance(t, cst.Attribute) and dotted(t.value) in ("self", "cls"):
+                                table.setdefault(t.attr.value, []).append((stmt.value, method))  # type: ignore[arg-type]
+        return table.get(attr, [])  # type: ignore[return-value]
 
     def _conversation(self, expr: cst.CSTNode, view: _Fn, depth: int = 0) -> bool:
         """The conversation being compacted flows into ``expr``."""
@@ -403,33 +590,96 @@ class _Analysis:
         self._returns_summary[fn] = found
         return found
 
-    def carries(self, expr: cst.BaseExpression, view: _Fn, depth: int = 0) -> bool:
-        """Is ``expr`` summary text itself (not a length, not a log line)?"""
+    def carries(self, expr: cst.BaseExpression, view: _Fn, depth: int = 0, raw: bool = False) -> bool:
+        """Is ``expr`` summary text itself (not a length, a token count or a log line)?
+        With ``raw``, only text no record was built from yet (SG301/SG302)."""
         if isinstance(expr, cst.Name):
-            return expr.value in view.tainted
+            return expr.value in (view.raw if raw else view.tainted)
         if isinstance(expr, cst.Call):
             if self.is_summarizer(expr, view, depth):
-                return True
-            if isinstance(expr.func, cst.Attribute):
-                return self.carries(expr.func.value, view, depth)
-            return dotted(expr.func) in ("str", "dedent", "textwrap.dedent") and bool(expr.args) and self.carries(
-                expr.args[0].value, view, depth
-            )
-        if isinstance(expr, (cst.Attribute, cst.Subscript)):
-            return self.carries(expr.value, view, depth)
+                if not raw:
+                    return True
+                callee = self.project.resolve(expr.func, view.fn)
+                return callee is None or not self.recorded(callee)
+            func = expr.func
+            if isinstance(func, cst.Attribute):
+                if func.attr.value in ("join", "format") and any(
+                    self.carries(a.value, view, depth, raw) for a in expr.args
+                ):
+                    return True  # ``"\n".join([summary, ...])``, ``template.format(summary=summary)``
+                if func.attr.value not in _NOT_TEXT and self.carries(func.value, view, depth, raw):
+                    return True
+            if dotted(func) in _TEXT_FNS:
+                return bool(expr.args) and self.carries(expr.args[0].value, view, depth, raw)
+            return depth < 3 and bool(expr.args) and self._passed_through(expr, view, depth, raw)
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value not in _NOT_TEXT and self.carries(expr.value, view, depth, raw)
+        if isinstance(expr, cst.Subscript):
+            return self.carries(expr.value, view, depth, raw)
         if isinstance(expr, cst.Await):
-            return self.carries(expr.expression, view, depth)
+            return self.carries(expr.expression, view, depth, raw)
         if isinstance(expr, cst.FormattedString):
             return any(
-                isinstance(p, cst.FormattedStringExpression) and self.carries(p.expression, view, depth)
+                isinstance(p, cst.FormattedStringExpression) and self.carries(p.expression, view, depth, raw)
                 for p in expr.parts
             )
-        if isinstance(expr, cst.BinaryOperation):
-            return self.carries(expr.left, view, depth) or self.carries(expr.right, view, depth)
+        if isinstance(expr, (cst.BinaryOperation, cst.BooleanOperation)):
+            return self.carries(expr.left, view, depth, raw) or self.carries(expr.right, view, depth, raw)
         if isinstance(expr, cst.IfExp):
-            return self.carries(expr.body, view, depth) or self.carries(expr.orelse, view, depth)
-        if isinstance(expr, cst.BooleanOperation):
-            return self.carries(expr.left, view, depth) or self.carries(expr.right, view, depth)
+            return self.carries(expr.body, view, depth, raw) or self.carries(expr.orelse, view, depth, raw)
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+            return any(self.carries(e.value, view, depth, raw) for e in expr.elements)
+        return False
+
+    def passes_text(self, fn: FunctionInfo) -> frozenset[str]:
+        """The parameters of ``fn`` whose value reaches a ``return`` (``package(summary)``
+        wrapping the summary in a note returns it), computed once per function."""
+        found = self._passes.get(fn)
+        if found is not None:
+            return found
+        self._passes[fn] = frozenset()  # cycles
+        view = self.view(fn)
+        seeds = frozenset(fn.params) - {"self", "cls"}
+        origin: dict[str, frozenset[str]] = {p: frozenset({p}) for p in seeds}
+        for _ in range(4):
+            grown = False
+            for name, values in view.assigned.items():
+                if name in seeds:
+                    continue
+                derived = frozenset().union(*(origin.get(n, frozenset()) for v in values for n in _names(v)))
+                if derived - origin.get(name, frozenset()):
+                    origin[name] = origin.get(name, frozenset()) | derived
+                    grown = True
+            if not grown:
+                break
+        result: set[str] = set()
+        for stmt in walk_statements(fn.body):
+            if isinstance(stmt, cst.Return) and stmt.value is not None:
+                for n in _names(stmt.value):
+                    result |= origin.get(n, frozenset())
+        found = self._passes[fn] = frozenset(result)
+        return found
+
+    def _passed_through(self, call: cst.Call, view: _Fn, depth: int, raw: bool) -> bool:
+        """A project function called with summary text in a parameter it returns."""
+        callee = self.project.resolve(call.func, view.fn)
+        if callee is None:
+            return False
+        params = self.passes_text(callee)
+        if not params:
+            return False
+        positional = [p for p in callee.params if p not in ("self", "cls")]
+        index = 0
+        for arg in call.args:
+            if arg.star:
+                continue
+            name = arg.keyword.value if arg.keyword is not None else (
+                positional[index] if index < len(positional) else None
+            )
+            if arg.keyword is None:
+                index += 1
+            if name in params and self.carries(arg.value, view, depth + 1, raw):
+                return True
         return False
 
     # -- SG301 / SG302 ------------------------------------------------------------------
@@ -438,68 +688,162 @@ class _Analysis:
         view = self.view(fn)
         return [c for c, _, _, _ in self.calls_with_locks(fn).calls if self.is_summarizer(c, view)]
 
+    def recorded(self, fn: FunctionInfo) -> bool:
+        """Does ``fn`` build a summary record itself? Its callers then get a record (or a
+        wrapper of one), not raw text to build another from."""
+        known = self._recorded.get(fn)
+        if known is None:
+            self._recorded[fn] = False  # cycles
+            known = self._recorded[fn] = bool(self._candidates(fn))
+        return known
+
+    def _candidates(self, fn: FunctionInfo) -> list[tuple[cst.CSTNode, Stmt, str]]:
+        """The records of ``fn``: built from raw summarizer output and leaving the
+        function (returned, persisted through a call, stored into state or an
+        attribute), with how they leave. A record that wraps another one built here
+        (a result object holding the summary message) is not a second record."""
+        found = self._records.get(fn)
+        if found is not None:
+            return found
+        self._records[fn] = []
+        view = self.view(fn)
+        if not view.raw and not self.summarizers(fn):
+            return []
+        built: list[tuple[cst.CSTNode, Stmt, str]] = []
+        bound: dict[str, cst.CSTNode] = {}
+        for stmt in walk_statements(fn.body):
+            if isinstance(stmt, cst.Raise):
+                continue  # an exception message, not a record
+            for expr in expressions_of(stmt):
+                for record, passed in self._outermost_records(expr, view):
+                    how = "passed on" if passed else self._leaves(record, stmt, view)
+                    if isinstance(stmt, (cst.Assign, cst.AnnAssign)) and stmt.value is record:
+                        targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+                        for t in targets:
+                            if isinstance(t, cst.Name):
+                                bound[t.value] = record
+                    if how:
+                        built.append((record, stmt, how))
+                    elif isinstance(stmt, (cst.Assign, cst.AnnAssign)) and stmt.value is record:
+                        built.append((record, stmt, ""))  # judged below: a wrapper may carry it out
+        records = [r for r, _, _ in built]
+        kept = []
+        for record, stmt, how in built:
+            inner = [bound[n] for n in _names(record) if n in bound and bound[n] is not record]
+            if any(r in records for r in inner):
+                continue  # wraps a record built here
+            if not how:
+                wrappers = [b for b in built if b[0] is not record and any(
+                    bound.get(n) is record for n in _names(b[0]))]
+                if not any(h for _, _, h in wrappers):
+                    continue
+                how = "carried out by a wrapper"
+            kept.append((record, stmt, how))
+        self._records[fn] = kept
+        return kept
+
     def records(self, fn: FunctionInfo) -> Iterator[Fact]:
         view = self.view(fn)
-        if not view.tainted and not self.summarizers(fn):
-            return
-        for stmt in walk_statements(fn.body):
-            for expr in expressions_of(stmt):
-                for record in self._outermost_records(expr, view):
-                    yield from self._judge_record(record, stmt, view)
+        for record, stmt, how in self._candidates(fn):
+            yield from self._judge_record(record, stmt, view, how)
 
-    def _outermost_records(self, expr: cst.CSTNode, view: _Fn) -> Iterator[cst.CSTNode]:
-        stack: list[cst.CSTNode] = [expr]
+    def _leaves(self, record: cst.CSTNode, stmt: Stmt, view: _Fn) -> str:
+        """How a record built as ``stmt``'s value leaves the function ('' if it does not)."""
+        if isinstance(stmt, cst.Return):
+            return "returned"
+        if isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+            for t in targets:
+                if isinstance(t, (cst.Attribute, cst.Subscript)):
+                    return f"stored into `{_code(t)}`"
+                if isinstance(t, cst.Name) and t.value in view.escapes:
+                    return f"leaves the function as `{t.value}`"
+            return ""
+        if isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.Yield, cst.Await)):
+            return "yielded"
+        return ""
+
+    def _outermost_records(self, expr: cst.CSTNode, view: _Fn) -> Iterator[tuple[cst.CSTNode, bool]]:
+        """Records holding raw summarizer output, outermost first, with whether each is
+        an argument of a call (persisted or handed on)."""
+        stack: list[tuple[cst.CSTNode, bool]] = [(expr, False)]
+        imports = view.fn.module.imports
         while stack:
-            node = stack.pop()
+            node, passed = stack.pop()
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
-            if isinstance(node, cst.Call) and (
-                last_segment(dotted(node.func)) in _LOG_CALLS
-                or self.is_summarizer(node, view)
-                or self._llm_call(node.func, dotted(node.func) or "", last_segment(dotted(node.func)),
-                                  view.fn.module.imports.qualify(node.func) or "")
-            ):
-                continue  # a log line, or the prompt going *into* a model
+            if isinstance(node, cst.Call):
+                name = dotted(node.func) or ""
+                if (
+                    last_segment(name) in _LOG_CALLS
+                    or self.is_summarizer(node, view)
+                    or self._llm_call(node.func, name, last_segment(name), imports.qualify(node.func) or "")
+                ):
+                    continue  # a log line, or the prompt going *into* a model
             if self._is_record(node) and self._holds_summary(node, view):
-                yield node
+                yield node, passed
                 continue
-            stack.extend(children(node))
+            inside = passed or (isinstance(node, cst.Call) and not self._is_record(node))
+            stack.extend((c, inside) for c in children(node))
 
     @staticmethod
     def _is_record(node: cst.CSTNode) -> bool:
         if isinstance(node, cst.Dict):
-            return True
+            return not _has_key(node, "role") or _summary_role(node)
         if isinstance(node, cst.Call):
             name = last_segment(dotted(node.func))
             if name == "dict":
                 return True
-            return bool(name) and name[0].isupper() and not _NOT_RECORD_CLASS.search(name)
+            if not name or not name[0].isupper():
+                return False
+            # A chat message holding a summary is context, unless its role says it is the summary.
+            return not _NOT_RECORD_CLASS.search(name) or (name.endswith("Message") and _summary_role(node))
         return False
 
     def _holds_summary(self, record: cst.CSTNode, view: _Fn) -> bool:
         for n in iter_exprs(record):
-            if isinstance(n, cst.BaseExpression) and not isinstance(n, (cst.Dict, cst.Call)) and self.carries(n, view):
-                return True
-            if isinstance(n, cst.Call) and n is not record and self.carries(n, view):
+            if n is record:
+                continue
+            if isinstance(n, cst.Call) and self._is_record(n):
+                continue
+            if isinstance(n, cst.BaseExpression) and self.carries(n, view, raw=True):
                 return True
         return False
 
-    def _judge_record(self, record: cst.CSTNode, stmt: Stmt, view: _Fn) -> Iterator[Fact]:
+    def source_call(self, expr: cst.CSTNode, view: _Fn, depth: int = 0) -> cst.Call | None:
+        """The summarizer call whose output ``expr`` holds, followed through bindings."""
+        for n in iter_exprs(expr):
+            if isinstance(n, cst.Call) and self.is_summarizer(n, view):
+                return n
+            if isinstance(n, cst.Name) and n.value in view.tainted and depth < 4:
+                for value in view.assigned.get(n.value, ()):
+                    if value is not expr:
+                        found = self.source_call(value, view, depth + 1)
+                        if found is not None:
+                            return found
+        return None
+
+    def _judge_record(self, record: cst.CSTNode, stmt: Stmt, view: _Fn, how: str) -> Iterator[Fact]:
         keys, opaque = _key_names(record)
-        if isinstance(record, cst.Dict) and "role" in keys:
-            return  # a chat message
-        class_name = last_segment(dotted(record.func)) if isinstance(record, cst.Call) else ""
-        if not (view.compaction_named or _SUMMARY_WORD.search(class_name) or any(_SUMMARY_WORD.search(k) for k in keys)):
-            return
         if opaque:
             return
+        class_name = last_segment(dotted(record.func)) if isinstance(record, cst.Call) else ""
+        path = view.fn.module.path
+        steps = []
+        source = self.source_call(record, view)
+        if source is not None:
+            steps.append(Step(path, source, f"summarizer output: `{dotted(source.func) or 'call'}()`"))
+        steps.append(Step(path, record, f"the record holding it is {how}"))
+        if view.compaction_named or _SUMMARY_WORD.search(class_name) or any(_SUMMARY_WORD.search(k) for k in keys):
+            steps.append(Step(path, record, "named like a summary", NAME))
+        trace = tuple(steps)
         if isinstance(record, cst.Call):
             keys |= self._class_keys(record, view)
         keys |= self._later_keys(record, stmt, view)
         if not any(_GENERATION_KEY.search(k) for k in keys):
-            yield SummaryRecord(node=record, path=view.fn.module.path, missing="generation")
+            yield SummaryRecord(node=record, path=path, trace=trace, missing="generation")
         if not any(_DROP_KEY.search(k) for k in keys):
-            yield SummaryRecord(node=record, path=view.fn.module.path, missing="drops")
+            yield SummaryRecord(node=record, path=path, trace=trace, missing="drops")
 
     def _class_keys(self, call: cst.Call, view: _Fn) -> set[str]:
         """Fields a positional argument fills, and fields the class stamps itself."""
@@ -571,59 +915,164 @@ class _Analysis:
 
     # -- SG303 ----------------------------------------------------------------------------
 
-    def earlier_summary(self, expr: cst.CSTNode, view: _Fn, depth: int = 0) -> str | None:
-        """Whether ``expr`` carries an earlier summary: "state" (read back from state,
-        a checkpoint or a record), "param" (only through a parameter), or None."""
+    def channels(self, fn: FunctionInfo) -> dict[tuple[str, str], cst.CSTNode]:
+        """Where ``fn`` writes its summary for the next turn: the keys of the state update
+        it returns (``{"messages": [summary_message, *kept]}``), keys and attributes it
+        assigns or appends summary output to (``state["summary"] = ...``,
+        ``self.history.append(...)``), and the attributes the rest of its class writes
+        summary output to. Keyed ("key", k) or ("attr", a), with the writing node."""
+        found = self._channels.get(fn)
+        if found is not None:
+            return found
+        found = self._channels[fn] = {}
+        if fn.class_name and not fn.is_module:
+            for method in fn.module.classes.get(fn.class_name, {}).values():
+                if method is not fn:
+                    found.update({k: v for k, v in self._own_channels(method).items() if k[0] == "attr"})
+        found.update(self._own_channels(fn))
+        return found
+
+    def _own_channels(self, fn: FunctionInfo) -> dict[tuple[str, str], cst.CSTNode]:
+        found = self._own.get(fn)
+        if found is not None:
+            return found
+        found = self._own[fn] = {}
+        view = self.view(fn)
+        if not view.tainted and not self.summarizers(fn):
+            return found
+
+        def channel(target: cst.BaseExpression) -> tuple[str, str] | None:
+            if isinstance(target, cst.Attribute):
+                return ("attr", target.attr.value)
+            if isinstance(target, cst.Subscript):
+                keys = [k for e in target.slice for k in _strings(e)]
+                return ("key", keys[0]) if keys else None
+            return None
+
+        for stmt in walk_statements(fn.body):
+            if isinstance(stmt, cst.Return) and isinstance(stmt.value, cst.Dict):
+                for element in stmt.value.elements:
+                    if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                        key = element.key.evaluated_value
+                        if isinstance(key, str) and self.carries(element.value, view):
+                            found.setdefault(("key", key), element)
+            elif isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and stmt.value is not None:
+                if self.carries(stmt.value, view):
+                    targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+                    for t in targets:
+                        key = channel(t)
+                        if key is not None:
+                            found.setdefault(key, stmt)
+            for expr in expressions_of(stmt):
+                for call in calls_in(expr):
+                    func = call.func
+                    if isinstance(func, cst.Attribute) and func.attr.value in _PUT_METHODS and any(
+                        self.carries(a.value, view) for a in call.args
+                    ):
+                        key = channel(func.value)
+                        if key is not None:
+                            found.setdefault(key, call)
+        return found
+
+    def earlier_summary(
+        self, expr: cst.CSTNode, view: _Fn, steps: list[Step], params: set[str], depth: int = 0
+    ) -> str | None:
+        """Whether ``expr`` carries an earlier summary, by value: "state" (a state key
+        holding a summary, a value read through the summary protocol, a framework's
+        running summary, or a channel this code wrote its summary into), "param" (only
+        through parameters, collected in ``params``: the callers decide), or None.
+        ``steps`` receives the evidence, name votes (basis "name") included; a name
+        vote alone never makes an earlier summary."""
+        path = view.fn.module.path
+        fn = view.fn
+        channels = self.channels(fn)
         found: str | None = None
         for n in iter_exprs(expr):
-            if isinstance(n, cst.Attribute) and _summary_value(n.attr.value):
-                if not self.is_compactor(n.value, view):
+            if isinstance(n, cst.Attribute):
+                attr = n.attr.value
+                base = n.value
+                if attr in _FRAMEWORK_SUMMARY and not self.is_compactor(base, view):
+                    steps.append(Step(path, n, f"an earlier summary: `{_code(n)}`"))
                     return "state"
-            elif isinstance(n, cst.Subscript):
-                keys = [s for e in n.slice for s in _strings(e)]
-                if any(_summary_value(k) for k in keys):
+                written = channels.get(("attr", attr))
+                if written is not None and not (isinstance(base, cst.Name) and base.value in view.tainted):
+                    steps.append(Step(path, written, f"the summary is written into `.{attr}`"))
+                    steps.append(Step(path, n, f"`{_code(n)}`, holding an earlier summary, is folded again"))
                     return "state"
-            elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "get":
-                if any(_summary_value(s) for a in n.args[:1] for s in _strings(a.value)):
+                if _summary_value(attr) and not self.is_compactor(base, view):
+                    steps.append(Step(path, n, f"`{_code(n)}` is named like a summary", NAME))
+            elif isinstance(n, (cst.Subscript, cst.Call)):
+                read = None
+                if isinstance(n, cst.Subscript):
+                    keys = [k for e in n.slice for k in _strings(e)]
+                    read = keys[0] if keys else None
+                elif isinstance(n.func, cst.Attribute) and n.func.attr.value == "get" and n.args:
+                    keys = list(_strings(n.args[0].value))
+                    read = keys[0] if keys else None
+                if read is None:
+                    continue
+                if _summary_value(read) or read in _FRAMEWORK_SUMMARY:
+                    steps.append(Step(path, n, f"an earlier summary read from state: `{_code(n)}`"))
+                    return "state"
+                written = channels.get(("key", read))
+                if written is not None:
+                    steps.append(Step(path, written, f"the summary is written into the `{read}` channel"))
+                    steps.append(Step(path, n, f"`{_code(n)}`, holding the earlier summary, is folded again"))
                     return "state"
             elif isinstance(n, cst.Name):
-                if n.value in view.tainted and n.value not in view.fn.params:
-                    values = view.assigned.get(n.value, [])
-                    if depth < 3 and any(self.earlier_summary(v, view, depth + 1) == "state" for v in values):
-                        return "state"
+                name = n.value
+                if name in view.protocol:
+                    steps.append(Step(path, n, f"`{name}` is read as a summary (its generation, partial or refs)"))
+                    return "state"
+                if name in view.tainted and name not in fn.params:
+                    if depth < 3:
+                        for value in view.assigned.get(name, []):
+                            if value is not expr and self.earlier_summary(value, view, steps, set(), depth + 1) == "state":
+                                return "state"
                     continue  # this compaction's own output
-                if n.value in view.fn.params:
-                    if _summary_value(n.value):
-                        found = "param"
+                if name in fn.params:
+                    params.add(name)
+                    found = found or "param"
+                    if _summary_value(name):
+                        steps.append(Step(path, n, f"parameter `{name}` is named like a summary", NAME))
                     continue
                 if depth < 3:
-                    for value in view.assigned.get(n.value, []):
+                    values = view.assigned.get(name, [])
+                    for value in values:
                         if value is expr:
                             continue
-                        inner = self.earlier_summary(value, view, depth + 1)
+                        inner = self.earlier_summary(value, view, steps, params, depth + 1)
                         if inner == "state":
                             return "state"
                         found = found or inner
-                    if not view.assigned.get(n.value) and _summary_value(n.value):
-                        scope = view.fn.parent
+                    if not values:
+                        scope = fn.parent
                         while scope is not None:
-                            if n.value in scope.params or n.value in self.view(scope).assigned:
+                            outer = self.view(scope)
+                            if name in outer.protocol:
+                                steps.append(Step(path, n, f"`{name}` is read as a summary in `{scope.name}`"))
                                 return "state"
+                            for value in outer.assigned.get(name, []):
+                                if self.earlier_summary(value, outer, steps, set(), depth + 1) == "state":
+                                    return "state"
                             scope = scope.parent
         return found
 
-    def recompactions(self, fn: FunctionInfo) -> list[tuple[cst.Call, str]]:
-        """Summarizer calls of ``fn`` fed an earlier summary, with where it came from."""
+    def recompactions(self, fn: FunctionInfo) -> list[tuple[cst.Call, str, tuple[Step, ...], frozenset[str]]]:
+        """Summarizer calls of ``fn`` fed an earlier summary: (call, origin, evidence,
+        the parameters it arrives through when the callers decide)."""
         view = self.view(fn)
         found = []
         for call in self.summarizers(fn):
             origin = None
+            steps: list[Step] = []
+            params: set[str] = set()
             for arg in call.args:
-                origin = self.earlier_summary(arg.value, view) or origin
+                origin = self.earlier_summary(arg.value, view, steps, params) or origin
                 if origin == "state":
                     break
             if origin is not None:
-                found.append((call, origin))
+                found.append((call, origin, tuple(steps), frozenset(params)))
         return found
 
     def unchecked(self, fn: FunctionInfo, calls: Iterable[cst.Call]) -> set[cst.Call]:
@@ -929,7 +1378,8 @@ def compaction_facts(project: Project, summaries: Mapping[FunctionInfo, Summary]
     """SG301-SG304 facts of every module of ``project``."""
     analysis = _Analysis(project, summaries)
     facts: list[Fact] = []
-    pending_callers: dict[FunctionInfo, list[cst.Call]] = {}
+    #: summarizer calls fed only through parameters: (call, parameters, evidence) per function.
+    pending: dict[FunctionInfo, list[tuple[cst.Call, frozenset[str], tuple[Step, ...]]]] = {}
     modules = [m for m in project.modules if m.mentions_summary or _mentions_compaction(m)]
     for module in modules:
         for fn in module.functions:
@@ -937,14 +1387,17 @@ def compaction_facts(project: Project, summaries: Mapping[FunctionInfo, Summary]
             found = analysis.recompactions(fn)
             if not found:
                 continue
-            for call in analysis.unchecked(fn, [c for c, _ in found]):
-                origin = next(o for c, o in found if c is call)
-                if origin == "param" and not fn.is_module:
-                    pending_callers.setdefault(fn, []).append(call)
+            unchecked = analysis.unchecked(fn, [c for c, _, _, _ in found])
+            for call, origin, steps, params in found:
+                if call not in unchecked:
+                    continue
+                if origin == "param":
+                    if not fn.is_module:
+                        pending.setdefault(fn, []).append((call, params, steps))
                 else:
-                    facts.append(_recompaction_fact(call, None, module.path))
-    if pending_callers:
-        facts.extend(_at_callers(analysis, project, pending_callers))
+                    facts.append(Recompaction(node=call, path=module.path, trace=steps))
+    if pending:
+        facts.extend(_at_callers(analysis, project, pending, {id(f.node) for f in facts}))
     for module in modules:
         facts.extend(_concurrent_writes(analysis, module))
     return facts
@@ -956,32 +1409,58 @@ def _mentions_compaction(module: ModuleInfo) -> bool:
     )
 
 
-def _recompaction_fact(call: cst.Call, through: str | None, path: str) -> Recompaction:
-    return Recompaction(node=call, path=path, through=through)
-
-
-def _at_callers(analysis: _Analysis, project: Project, pending: dict[FunctionInfo, list[cst.Call]]) -> list[Fact]:
-    """A function that compacts a summary it was given: its callers must check."""
-    callers: dict[FunctionInfo, list[cst.Call]] = {}
+def _at_callers(
+    analysis: _Analysis,
+    project: Project,
+    pending: dict[FunctionInfo, list[tuple[cst.Call, frozenset[str], tuple[Step, ...]]]],
+    reported: set[int],
+) -> list[Fact]:
+    """A function that compacts what its parameters bring: a caller that passes an
+    earlier summary (by value, in the caller) must check it before the call."""
+    names = {fn.name for fn in pending}
+    facts: list[Fact] = []
     for caller in project.functions:
+        calls: list[tuple[cst.Call, FunctionInfo, tuple[Step, ...]]] = []
+        view = None
         for stmt in walk_statements(caller.body):
             for expr in expressions_of(stmt):
                 for call in calls_in(expr):
+                    if last_segment(dotted(call.func)) not in names or id(call) in reported:
+                        continue
                     callee = project.resolve(call.func, caller)
-                    if callee is not None and callee in pending and callee is not caller:
-                        callers.setdefault(caller, []).append(call)
-    facts = []
-    called = set()
-    for caller, calls in callers.items():
-        for call in analysis.unchecked(caller, calls):
-            callee = project.resolve(call.func, caller)
-            assert callee is not None
-            facts.append(_recompaction_fact(call, callee.name, caller.module.path))
-        called.update(project.resolve(c.func, caller) for c in calls)  # type: ignore[misc]
-    for fn, calls in pending.items():
-        if fn not in called:
-            facts.extend(_recompaction_fact(call, None, fn.module.path) for call in calls)
+                    if callee is None or callee not in pending or callee is caller:
+                        continue
+                    view = view or analysis.view(caller)
+                    wanted = frozenset().union(*(p for _, p, _ in pending[callee]))
+                    steps: list[Step] = []
+                    if _argument_summary(analysis, call, callee, wanted, view, steps):
+                        inner = pending[callee][0]
+                        steps.append(Step(callee.module.path, inner[0], f"`{callee.name}()` compacts it here"))
+                        calls.append((call, callee, tuple(steps)))
+        if calls:
+            unchecked = analysis.unchecked(caller, [c for c, _, _ in calls])
+            for call, callee, steps in calls:
+                if call in unchecked:
+                    reported.add(id(call))
+                    facts.append(Recompaction(node=call, path=caller.module.path, trace=steps, through=callee.name))
     return facts
+
+
+def _argument_summary(
+    analysis: _Analysis, call: cst.Call, callee: FunctionInfo, wanted: frozenset[str], view: _Fn, steps: list[Step]
+) -> bool:
+    """Does ``call`` pass an earlier summary (by value) to one of ``wanted`` parameters?"""
+    positional = [p for p in callee.params if p not in ("self", "cls")]
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            continue
+        name = arg.keyword.value if arg.keyword is not None else (positional[index] if index < len(positional) else None)
+        if arg.keyword is None:
+            index += 1
+        if name in wanted and analysis.earlier_summary(arg.value, view, steps, set()) == "state":
+            return True
+    return False
 
 
 def _concurrent_writes(analysis: _Analysis, module: ModuleInfo) -> list[Fact]:

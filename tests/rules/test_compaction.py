@@ -141,9 +141,16 @@ def test_no_summarizer_means_no_record() -> None:
 
 
 def test_generic_compaction_glob_with_a_second_vote() -> None:
-    source = """
+    # SPEC 3.1.1: the names `summarizer` and `messages` alone no longer decide; an instruction
+    # in the call's input (a string literal: data, not a name) is the second vote.
+    named_only = """
         def roll(summarizer, messages):
             return {"summary": summarizer.summarize(messages)}
+    """
+    assert findings(named_only) == []
+    source = """
+        def roll(x1, x2):
+            return {"summary": x1.summarize(x2, instructions="Condense the dialogue so far.")}
     """
     assert findings(source) == [(2, "SG301"), (2, "SG302")]
 
@@ -152,9 +159,13 @@ def test_generic_compaction_glob_with_a_second_vote() -> None:
 
 
 def test_recompaction_of_closure_summary_and_uncalled_parameter() -> None:
+    # SPEC 3.1.1: `checkpoint.summary` and a parameter called `previous_summary` are names only;
+    # the closure still finds the summary by value when the outer function reads it as one.
     source = """
         def outer(llm, checkpoint):
             summary = checkpoint.summary
+            if summary.partial:
+                pass
 
             def inner(messages):
                 return llm.invoke(f"Summarize, extending {summary}: {messages}")  # expect
@@ -163,8 +174,16 @@ def test_recompaction_of_closure_summary_and_uncalled_parameter() -> None:
 
         def extend(llm, previous_summary, messages):
             return llm.invoke(f"Summarize, extending {previous_summary}: {messages}")
+
+        def outer_named_only(llm, checkpoint):
+            summary = checkpoint.summary
+
+            def inner(messages):
+                return llm.invoke(f"Summarize, extending {summary}: {messages}")
+
+            return inner
     """
-    assert findings(source) == [(5, "SG303"), (10, "SG303")]
+    assert findings(source) == [(7, "SG303")]
 
 
 # -- SG304 ------------------------------------------------------------------------------------
@@ -303,15 +322,16 @@ def test_runtime_trap_flags_raw_writes() -> None:
 
 
 @pytest.mark.parametrize(
-    ("old", "new", "line"),
+    ("old", "new", "expected"),
     [
         # the template now asks for a summary: the model folds the index summary again
-        ('"Context: {context_str}\\nRewrite the question: {query_str}"', '"Summarize: {context_str}"', 28),
-        # a model, not a template, in a compaction function: it re-summarizes the running summary
-        ("def render_final(final_prompt: ChatPromptTemplate,", "def summarize_final(final_prompt: Any,", 53),
+        ('"Context: {context_str}\\nRewrite the question: {query_str}"', '"Summarize: {context_str}"', [(28, "SG303")]),
+        # a model, not a template, in a function *named* for compaction, fed a parameter *named*
+        # like a summary: names alone (SPEC 3.1.1), no instruction and no summary value reach it
+        ("def render_final(final_prompt: ChatPromptTemplate,", "def summarize_final(final_prompt: Any,", []),
     ],
 )
-def test_summary_lookalikes_trap_flags_a_real_recompaction(old: str, new: str, line: int) -> None:
+def test_summary_lookalikes_trap_flags_a_real_recompaction(old: str, new: str, expected: list) -> None:
     text = (FIXTURES / "trap_summary_lookalikes.py").read_text()
     assert ANALYZER.analyze([("trap.py", text)]) == ([], [])
     assert old in text
@@ -319,7 +339,7 @@ def test_summary_lookalikes_trap_flags_a_real_recompaction(old: str, new: str, l
     if "summarize_final" in new:
         mutated = mutated.replace("final_prompt.invoke(", "final_model.invoke(")
     found, _ = ANALYZER.analyze([("trap.py", mutated)])
-    assert [(f.line, f.code) for f in found] == [(line, "SG303")]
+    assert [(f.line, f.code) for f in found] == expected
 
 
 def test_messages_report_what_to_do() -> None:
