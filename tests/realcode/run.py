@@ -686,6 +686,19 @@ def to_json(
     }
 
 
+def strict_failures(comparison: Comparison, runs: Sequence[PackageRun]) -> list[str]:
+    """Why ``--strict`` fails this run (nothing: it passes)."""
+    reasons = []
+    if comparison.unjudged:
+        reasons.append(f"{len(comparison.unjudged)} finding(s) not judged yet")
+    tp, fp = comparison.counts()
+    value = precision(tp, fp)
+    if value is not None and value < STRICT_PRECISION:
+        reasons.append(f"precision {value:.1%} over judged findings is below {STRICT_PRECISION:.0%} ({tp} TP, {fp} FP)")
+    reasons += [f"{run.name}: no report ({run.failure})" for run in runs if run.failure]
+    return reasons
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -739,9 +752,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = to_json(runs, comparison, corpus, command, version)
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     if args.strict:
-        tp, fp = comparison.counts()
-        value = precision(tp, fp)
-        if comparison.unjudged or (value is not None and value < STRICT_PRECISION) or any(r.failure for r in runs):
+        failures = strict_failures(comparison, runs)
+        for reason in failures:
+            print(f"run.py: --strict: {reason}", file=sys.stderr)
+        if failures:
             return 1
     return 0
 

@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -139,21 +140,55 @@ def test_report_matches_judged_rows_and_lists_the_rest(corpus: Path, tmp_path: P
     ]
 
 
-def test_strict_fails_only_on_unjudged_findings_or_low_precision(corpus: Path, tmp_path: Path) -> None:
+def test_strict_passes_when_everything_found_is_judged_and_precise(corpus: Path, tmp_path: Path) -> None:
     all_judged = _judged(
         tmp_path,
         f"| alpha-1.0 | alpha/core.py | {LINE} | {CODE} | TP | real |  |\n"
-        f"| alpha-1.0 | alpha/tests/test_core.py | {LINE} | {CODE} | TP | real too |  |\n",
+        f"| alpha-1.0 | alpha/tests/test_core.py | {LINE} | {CODE} | TP | real too |  |\n"
+        f"| beta-2.0 | beta/new.py | {LINE} | {CODE} | FP | its package is not selected: not run, not vanished |  |\n",
     )
-    passing = _run("--corpus", corpus, "--judged", all_judged, "--packages", "alpha", "--strict", "--jobs", "1")
-    assert passing.returncode == 0, passing.stdout + passing.stderr
-    assert "Precision over judged findings: 100.0% (2 TP, 0 FP)" in passing.stdout
-    assert "Not judged yet: 0;" in passing.stdout
+    result = _run("--corpus", corpus, "--judged", all_judged, "--packages", "alpha", "--strict", "--jobs", "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Precision over judged findings: 100.0% (2 TP, 0 FP)" in result.stdout
+    assert "Not judged yet: 0;" in result.stdout
+    assert "beta" not in result.stdout.split("## Against")[0]  # only the selected package ran
+    assert "rows of packages not in this run: 1" in result.stdout
 
-    failing = _run("--corpus", corpus, "--judged", all_judged, "--packages", "beta-2.0", "--strict", "--jobs", "1")
-    assert failing.returncode == 1, failing.stdout + failing.stderr
-    assert "Not judged yet: 2;" in failing.stdout
-    assert "alpha" not in failing.stdout.split("## Against")[0]  # only the selected package ran
+
+def _finding(file: str, line: int) -> Any:
+    return run.Finding("p-1", file, line, CODE, "m", "")
+
+
+def _row(file: str, line: int, verdict: str) -> Any:
+    return run.JudgedRow("p-1", file, line, CODE, verdict, "why", "", 1)
+
+
+@pytest.mark.parametrize(("tp", "fp", "fails"), [(9, 1, False), (8, 1, True), (0, 0, False), (1, 0, False), (0, 1, True)])
+def test_strict_precision_threshold_is_ninety_percent(tp: int, fp: int, fails: bool) -> None:
+    verdicts = ["TP"] * tp + ["FP"] * fp
+    findings = [_finding("lib.py", n + 1) for n in range(len(verdicts))]
+    rows = [_row("lib.py", n + 1, v) for n, v in enumerate(verdicts)]
+    comparison = run.compare(rows, [run.PackageRun(name="p-1", findings=findings)])
+    assert comparison.counts() == (tp, fp)
+    reasons = run.strict_failures(comparison, [])
+    assert bool(reasons) is fails and all("precision" in r for r in reasons)
+
+
+def test_strict_fails_on_unjudged_findings_and_on_a_package_without_report() -> None:
+    ran = run.PackageRun(name="p-1", findings=[_finding("lib.py", 1), _finding("lib.py", 2)])
+    broken = run.PackageRun(name="q-1", failure="exit 3: boom")
+    comparison = run.compare([_row("lib.py", 1, "TP"), run.JudgedRow("q-1", "x.py", 1, CODE, "FP", "", "", 2)],
+                             [ran, broken])
+    assert [f.line for f in comparison.unjudged] == [2]
+    assert [r.package for r in comparison.not_run] == ["q-1"]  # not "vanished": its package has no report
+    assert comparison.vanished == []
+    assert run.strict_failures(comparison, [ran, broken]) == ["1 finding(s) not judged yet", "q-1: no report (exit 3: boom)"]
+
+
+def test_two_findings_on_one_line_with_one_code_are_one_judged_finding() -> None:
+    ran = run.PackageRun(name="p-1", findings=[_finding("lib.py", 4), _finding("lib.py", 4)])
+    comparison = run.compare([_row("lib.py", 4, "FP")], [ran])
+    assert comparison.counts() == (0, 1) and comparison.unjudged == []
 
 
 @pytest.mark.parametrize(
