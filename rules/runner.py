@@ -95,9 +95,11 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
         checkpoint_writes=config.checkpoint_writes,
         use_plugins=True,
     )
-    for problem in getattr(vocabulary, "problems", ()):
+    for problem in vocabulary.problems:
         stderr.write(f"summaryguard: warning: {problem}\n")
-    analyzer = engine.Analyzer(vocabulary, rules)
+    if vocabulary.model_errors:
+        raise ConfigError("plugins", "; ".join(vocabulary.model_errors))
+    analyzer = engine.Analyzer(vocabulary, rules, target_version=config.target_version)
 
     found = discover(options.paths, root=config.root, exclude=config.exclude_spec, force_exclude=options.force_exclude)
     errors: list[ErrorLike] = list(found.errors)

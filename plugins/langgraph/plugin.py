@@ -9,8 +9,9 @@ LangChain tool object gives a guarded copy of it (``guard_tool``); an observer a
 thread and checkpoint ids to every error about one; a resolver carries out a
 controller's ``GuardedGraph.accepting(...)``.
 
-Analyzer: the qualified names of the frameworks' checkpointers, resume and
-state calls, summarization and tools.
+Analyzer: the room's model (``model.py``: the frameworks' checkpointers, resume
+and state calls, summarization, tools, and how a graph value comes to summarize),
+handed over as data through ``summaryguard_frameworks``.
 
 Building the plugin manager imports this module, in every analyzer run and
 in agents that never use LangGraph; so it imports neither LangGraph nor the
@@ -30,7 +31,6 @@ from typing import Any
 
 from summaryguard.plugins.hookspecs import hookimpl
 
-__all__ = ["VOCABULARY"]
 
 _GRAPH_MODULE = f"{__package__}._graph"
 
@@ -85,91 +85,12 @@ def summaryguard_resolve_violation(error: Any, checkpoint: Any) -> Any:
     return graph.resolve(error, checkpoint) if graph is not None else None
 
 
-# -- analyzer vocabulary ------------------------------------------------------------------
-
-_SAVERS = (
-    "langgraph.checkpoint.memory.InMemorySaver",
-    "langgraph.checkpoint.memory.MemorySaver",
-    "langgraph.checkpoint.sqlite.SqliteSaver",
-    "langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver",
-    "langgraph.checkpoint.postgres.PostgresSaver",
-    "langgraph.checkpoint.postgres.aio.AsyncPostgresSaver",
-    "langgraph.checkpoint.base.BaseCheckpointSaver",
-)
-_GRAPHS = (
-    "langgraph.graph.state.CompiledStateGraph",
-    "langgraph.pregel.Pregel",
-    "langgraph.pregel.main.Pregel",
-)
-_TOOL_CLASSES = (
-    "langchain_core.tools.BaseTool",
-    "langchain_core.tools.base.BaseTool",
-    "langchain_core.tools.StructuredTool",
-    "langchain_core.tools.structured.StructuredTool",
-    "langchain_core.tools.Tool",
-    "langchain_core.tools.simple.Tool",
-)
-
-
-def _methods(owners: Iterable[str], names: Iterable[str]) -> tuple[str, ...]:
-    names = tuple(names)
-    return tuple(f"{owner}.{name}" for owner in owners for name in names)
-
-
-#: What the analyzer learns from this plugin, by category (see ``hookspecs.VOCABULARY_CATEGORIES``).
-VOCABULARY: Mapping[str, tuple[str, ...]] = {
-    # A call of these continues a thread from its checkpoint when its input is
-    # None or a Command(resume=...) (see "resume-inputs").
-    "resume-calls": _methods(_GRAPHS, ("invoke", "ainvoke", "stream", "astream")),
-    "resume-inputs": ("langgraph.types.Command",),
-    "checkpointers": _SAVERS,
-    "checkpoint-writes": _methods(_SAVERS, ("put", "aput", "put_writes", "aput_writes"))
-    + _methods(_GRAPHS, ("update_state", "aupdate_state", "bulk_update_state", "abulk_update_state")),
-    "checkpoint-loads": _methods(_SAVERS, ("get_tuple", "aget_tuple", "get", "aget", "list", "alist"))
-    + _methods(_GRAPHS, ("get_state", "aget_state", "get_state_history", "aget_state_history")),
-    "compaction-calls": (
-        "langmem.short_term.SummarizationNode",
-        "langmem.short_term.summarization.SummarizationNode",
-        "langmem.short_term.summarize_messages",
-        "langmem.short_term.summarization.summarize_messages",
-        "langmem.short_term.asummarize_messages",
-        "langmem.short_term.summarization.asummarize_messages",
-        "langchain.agents.middleware.SummarizationMiddleware",
-        "langchain.agents.middleware.summarization.SummarizationMiddleware",
-    ),
-    "summary-types": (
-        "langmem.short_term.RunningSummary",
-        "langmem.short_term.summarization.RunningSummary",
-    ),
-    "tool-decorators": ("langchain_core.tools.tool", "langchain_core.tools.convert.tool", "langchain.tools.tool"),
-    "tool-calls": _methods(_TOOL_CLASSES, ("invoke", "ainvoke", "run", "arun"))
-    + _methods(("langgraph.prebuilt.ToolNode", "langgraph.prebuilt.tool_node.ToolNode"), ("invoke", "ainvoke")),
-    "interrupt-calls": ("langgraph.types.interrupt",),
-    # Both import paths: this room's, and the compatibility one under summaryguard.guard.
-    "validators": _methods(
-        ("summaryguard.plugins.langgraph", "summaryguard.guard.langgraph"), ("guard_graph",)
-    )
-    + _methods(
-        ("summaryguard.plugins.langgraph.GuardedGraph", "summaryguard.guard.langgraph.GuardedGraph"),
-        ("invoke", "ainvoke", "stream", "astream"),
-    ),
-}
+# -- analyzer model -----------------------------------------------------------------------
 
 
 @hookimpl
-def summaryguard_vocabulary() -> Mapping[str, Iterable[str]]:
-    return {category: names for category, names in VOCABULARY.items() if category in _known_categories()}
+def summaryguard_frameworks() -> Iterable[Mapping[str, Any]]:
+    # The room's analyzer model (pure data); its vocabulary reaches the analyzer this way.
+    from .model import MODEL
 
-
-def _known_categories() -> frozenset[str]:
-    """The categories the installed analyzer accepts.
-
-    The hook specification documents every category; an analyzer older than a
-    category would report it as unknown on every run, so only what it accepts is
-    handed over (everything, when the analyzer cannot say).
-    """
-    try:
-        from summaryguard.rules.engine.vocabulary import CATEGORIES
-    except ImportError:
-        return frozenset(VOCABULARY)
-    return frozenset(CATEGORIES)
+    return [MODEL]

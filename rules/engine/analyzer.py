@@ -14,24 +14,29 @@ Order of work, cheapest first, so that cost is paid only where it can matter:
    batched visitor pass of all rules.
 
 Nothing here raises for bad input: syntax errors, too-deep nesting, a file
-too large to analyze (:data:`MAX_DEPTH`, :data:`MAX_LINES`, :data:`MAX_CHARS`,
-decided on CPython's tree before libcst is paid) and a rule failing on one
+too large to analyze (:data:`MAX_LINES`, :data:`MAX_CHARS`, decided on the
+text before any parse; :data:`MAX_DEPTH`, on CPython's tree before libcst is paid) and a rule failing on one
 file become :class:`FileError` entries and the run goes on.
 
 Syntax errors are reported for every file, the ones the text pre-filter
 rejects included (SPEC 3.2: a file that could not be parsed is an error, exit
 2): a rejected file goes through CPython's parser alone
-(:meth:`Analyzer.syntax_errors`, no scan, no libcst), which costs about 2 ms
+(:meth:`Analyzer.syntax_errors`, no scan, no libcst unless CPython rejects it), which costs about 2 ms
 per file (4.5-6 s of CPU for the 2,411 files of the benchmark corpus it
 rejects, spread over the worker processes by the CLI; a full cold run of the
 corpus stays within its run-to-run noise). Only CPython's syntax errors count
 there: a rejected file that merely nests too deeply for CPython's compiler is
-not reported, since it is never analyzed.
+not reported, since it is never analyzed. What CPython's parser rejects is
+decided by libcst for the grammar the project targets (SPEC 3.1.1 "Python
+versions", :mod:`.grammar`): a file libcst parses is never a syntax error because
+the running interpreter is older, and it is analyzed from a lowered tree.
+The size limits are checked before any parse (:func:`_size_error`).
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +47,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from .base import LintRule, RuleContext
 from .facts import Step
 from .findings import FileError, Finding, TraceStep, describe, is_too_deep
+from .grammar import Shifts, after_host_rejection, map_column, parse_module
 from .model import FileModel, build_models
 from .prefilter import Prefilter
 from .names import imported_modules, module_name_for
@@ -98,11 +104,31 @@ def _syntax_error(path: str, text: str, exc: SyntaxError | ValueError) -> FileEr
     return FileError(path, line, f"syntax error: {message}")
 
 
+def _size_error(path: str, text: str) -> FileError | None:
+    """The error of a text over :data:`MAX_LINES` or :data:`MAX_CHARS`, before any parse."""
+    if len(text) <= MAX_CHARS and text.count("\n") < MAX_LINES:
+        return None
+    lines = text.count("\n") + 1
+    size = f"{lines:,} lines" if lines > MAX_LINES else f"{len(text):,} characters"
+    limit = f"{MAX_LINES:,} lines" if lines > MAX_LINES else f"{MAX_CHARS:,} characters"
+    return FileError(
+        path, None, f"too large to analyze ({size}, at most {limit}); split the module, "
+        "or exclude it in [tool.summaryguard] if it is generated",
+    )
+
+
 class Analyzer:
     """Built once per run: compiled pre-filter, rule instances, vocabulary."""
 
-    def __init__(self, vocabulary: Vocabulary, rules: Sequence[type[LintRule]]) -> None:
+    def __init__(
+        self, vocabulary: Vocabulary, rules: Sequence[type[LintRule]], target_version: str | None = None
+    ) -> None:
         self.vocabulary = vocabulary
+        #: The Python grammar files are written in ("3.12"; None: the newest libcst knows):
+        #: see :mod:`.grammar` and :mod:`summaryguard.rules.targets`.
+        self.target_version = target_version
+        #: Column shifts of the files whose tab indentation libcst could only read expanded.
+        self._shifts: dict[str, Shifts] = {}
         self.rule_classes = tuple(rules)
         self.rules = [rule() for rule in self.rule_classes]
         self.prefilter = Prefilter(vocabulary, [r.PREFILTER for r in self.rule_classes if r.PREFILTER])
@@ -169,7 +195,7 @@ class Analyzer:
             parsed_scans.append(file_facts.scan)
         del screened
         project.finish()
-        project.relevant = relevant_functions(parsed_scans, self.prefilter.function_matters) | project.framework_relevant()
+        project.relevant = relevant_functions(parsed_scans, self.prefilter.function_matters) | project.graph_nodes()
         failed: dict[str, str] = {}
         results = solve(project, failed)
         for path, message in failed.items():
@@ -187,14 +213,19 @@ class Analyzer:
         return findings, errors
 
     def syntax_errors(self, path: str, text: str) -> list[FileError]:
-        """The syntax error of a file, by CPython's parser alone, for a file the text
-        pre-filter rejected (:meth:`might_matter`): same rows as :meth:`analyze` gives."""
+        """The syntax error of a file the text pre-filter rejected (:meth:`might_matter`):
+        same rows as :meth:`analyze` gives. CPython's parser screens (cheap); what it
+        rejects, libcst decides for the target grammar (see :mod:`.grammar`)."""
         errors: list[FileError] = []
         try:
             with warnings.catch_warnings():  # CPython's SyntaxWarnings are not ours to print
                 warnings.simplefilter("ignore")
                 compile(text, "<summaryguard>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        except (SyntaxError, ValueError) as exc:
+        except SyntaxError as exc:
+            verdict = after_host_rejection(text, self.target_version, exc, lower=False)
+            if verdict.error is not None:
+                errors.append(FileError(path, verdict.error[0], f"syntax error: {verdict.error[1]}"))
+        except ValueError as exc:
             errors.append(_syntax_error(path, text, exc))
         except (RecursionError, MemoryError):
             pass  # not a syntax error; the file is never analyzed (see the module's documentation)
@@ -225,7 +256,12 @@ class Analyzer:
         the text (see :meth:`_scan_tree`): syntax errors and nesting that would crash or
         stall libcst's native parser are reported from there."""
         try:
-            return cst.parse_module(text)
+            tree, shifts = parse_module(text, self.target_version)
+            if shifts:
+                self._shifts[path] = shifts
+            else:
+                self._shifts.pop(path, None)
+            return tree
         except cst.ParserSyntaxError as exc:
             errors.append(FileError(path, exc.editor_line, f"syntax error: {exc.message}"))
         except RecursionError:
@@ -236,13 +272,30 @@ class Analyzer:
         return None
 
     def _scan_tree(self, path: str, text: str, errors: list[FileError]) -> tuple[ast.Module, FileScan] | None:
-        """CPython's parse and the code-word gate: the tree and the scan, or None (errors added)."""
+        """CPython's parse and the code-word gate: the tree and the scan, or None (errors added).
+
+        The size limits come first: counting lines costs a pass over the text, a
+        parse of a 50 MB file gigabytes. A text CPython's parser rejects is judged
+        by libcst for the target grammar, and analyzed from its lowered tree when
+        libcst accepts it (see :mod:`.grammar`)."""
+        too_large = _size_error(path, text)
+        if too_large is not None:
+            errors.append(too_large)
+            return None
         try:
             with warnings.catch_warnings():  # CPython's SyntaxWarnings are not ours to print
                 warnings.simplefilter("ignore")
-                tree = ast.parse(text)
+                try:
+                    tree = ast.parse(text)
+                except SyntaxError as exc:
+                    verdict = after_host_rejection(text, self.target_version, exc)
+                    if verdict.error is not None:
+                        errors.append(FileError(path, verdict.error[0], f"syntax error: {verdict.error[1]}"))
+                    if verdict.tree is None:
+                        return None
+                    tree = verdict.tree
             file_scan = scan(tree, module_name_for(path)[0])
-        except (SyntaxError, ValueError) as exc:
+        except ValueError as exc:
             errors.append(_syntax_error(path, text, exc))
             return None
         except (RecursionError, MemoryError):
@@ -254,15 +307,6 @@ class Analyzer:
             )
             return None
         if not self.prefilter.code_matters(file_scan.words) and not self.prefilter.wanted_by_plugin(text):
-            return None
-        lines = text.count("\n") + 1
-        if lines > MAX_LINES or len(text) > MAX_CHARS:
-            size = f"{lines:,} lines" if lines > MAX_LINES else f"{len(text):,} characters"
-            limit = f"{MAX_LINES:,} lines" if lines > MAX_LINES else f"{MAX_CHARS:,} characters"
-            errors.append(
-                FileError(path, None, f"too large to analyze ({size}, at most {limit}); split the module, "
-                          "or exclude it in [tool.summaryguard] if it is generated")
-            )
             return None
         return tree, file_scan
 
@@ -303,6 +347,14 @@ class Analyzer:
                 )
                 continue
             findings.extend(rule.findings)
+        shifts = self._shifts.get(model.path)
+        if shifts:  # columns of the tab-expanded text, back to the file's own
+            findings = [
+                dataclasses.replace(
+                    f, column=map_column(shifts, f.line, f.column), end_column=map_column(shifts, f.end_line, f.end_column)
+                )
+                for f in findings
+            ]
         return findings
 
 

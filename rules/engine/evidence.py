@@ -17,18 +17,21 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from summaryguard.plugins.framework import FrameworkModel
+
 from . import lexicon
-from .conditions import ALL_KINDS, DEPS, Context
+from .conditions import ALL_KINDS, DEPS, GENERATION, PARTIAL, Context
+from .facts import NAME, VALUE, Step
 from .names import dotted, last_segment, shown
 from .project import FunctionInfo, Project
 from .summaries import BOTTOM, Soft, Summary
 from .syntax import calls_in, expressions_of, identifiers, is_none, iter_exprs, key_read, walk_statements
 
-__all__ = ["Evidence"]
+__all__ = ["Evidence", "Requirement"]
 
 _TB_HEADS = frozenset({"tf", "tensorflow", "keras", "tb", "tensorboard", "torch"})
 _CONTEXT_WORDS = ("context", "ctx", "state", "session", "memory", "checkpoint", "ckpt", "summar", "snapshot")
-_LANGGRAPH = ("langgraph", "langmem")
+_MODEL_KINDS = {"generation": GENERATION, "partial": PARTIAL, "deps": DEPS}
 #: Methods that run a LangChain tool object.
 _TOOL_RUN_METHODS = frozenset({"invoke", "ainvoke", "run", "arun", "batch", "abatch"})
 
@@ -62,6 +65,16 @@ def _assigned_in(fn: FunctionInfo, name: str) -> list[cst.BaseExpression]:
             if isinstance(stmt.target, cst.Name) and stmt.target.value == name:
                 found.append(stmt.value)
     return found
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A resume from summary state: the checks it needs, how a message names it,
+    and the evidence that it resumes from a summary (source first)."""
+
+    kinds: frozenset[str]
+    label: str
+    trace: tuple[Step, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -115,6 +128,10 @@ class Evidence(Context):
         #: Keys read from a name by ``name["key"]`` / ``name.get("key")`` (a checkpoint read as a dict).
         self.key_reads: dict[str, set[str]] = {}
         self.callees: set[FunctionInfo] = set()
+        #: Where a name first shows it is summary state, resumed or restored: a trace's source.
+        self.origin: dict[str, Step] = {}
+        #: The first read of each (name, attribute or key), for :attr:`origin`.
+        self._reads: dict[tuple[str, str], cst.CSTNode] = {}
         self._resolved: dict[cst.Call, FunctionInfo | None] = {}
         self._profiles: dict[cst.CSTNode, _Profile] = {}
         self._collect()
@@ -128,10 +145,12 @@ class Evidence(Context):
         #: call, a load of a checkpoint carrying a summary, a summary object), never
         #: a name alone: the containers SG201 may trust on their own.
         self.resumed: set[str] = set()
-        if fn.takes_state and fn.module.summarizes and fn.params:
+        if fn.resumes_state is not None and fn.params:
             # A graph node's input is the graph state: on a resume it is what the
             # checkpoint (and the summary folded into it) restored.
-            self.resumed.add(fn.params[1] if fn.params[0] in ("self", "cls") and len(fn.params) > 1 else fn.params[0])
+            state = fn.params[1] if fn.params[0] in ("self", "cls") and len(fn.params) > 1 else fn.params[0]
+            self.resumed.add(state)
+            self.origin.setdefault(state, fn.resumes_state)
         self._taint()
 
     # -- collection ----------------------------------------------------------------------
@@ -156,10 +175,12 @@ class Evidence(Context):
                 for node in iter_exprs(expr):
                     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
                         self.attr_reads.setdefault(node.value.value, set()).add(node.attr.value)
+                        self._reads.setdefault((node.value.value, "." + node.attr.value), node)
                     elif isinstance(node, (cst.Subscript, cst.Call)):
                         read = key_read(node)
                         if read is not None and isinstance(read[0], cst.Name):
                             self.key_reads.setdefault(read[0].value, set()).add(read[1])
+                            self._reads.setdefault((read[0].value, read[1]), node)
                     elif isinstance(node, cst.NamedExpr):
                         self._bind(node.target, node.value)
 
@@ -181,19 +202,52 @@ class Evidence(Context):
             named = lexicon.is_summary_name(name) or lexicon.is_checkpoint_name(name)
             annotation = self.fn.annotations.get(name)
             keys = self.key_reads.get(name, set())
-            if (
-                reads & lexicon.STRONG_SUMMARY_ATTRS
-                or len(guarantees) >= 2
-                or (guarantees and named)
-                or (annotation and self._is_summary_type(annotation))
-                or keys & _STRONG_SUMMARY_KEYS
-                or len(keys & _GUARANTEE_KEYS) >= 2
-            ):
+            strong_reads = reads & lexicon.STRONG_SUMMARY_ATTRS
+            strong_keys = keys & _STRONG_SUMMARY_KEYS
+            if strong_reads or len(guarantees) >= 2 or strong_keys or len(keys & _GUARANTEE_KEYS) >= 2:
                 self.summary_objects.add(name)
                 found.add(name)
+                if strong_reads or len(guarantees) >= 2:
+                    attr = sorted(strong_reads or guarantees)[0]
+                    self._note(name, self._reads.get((name, "." + attr)), f"`{name}.{attr}` is read: summary state")
+                else:
+                    key = sorted(strong_keys or keys & _GUARANTEE_KEYS)[0]
+                    self._note(name, self._reads.get((name, key)), f"`{name}[{key!r}]` is read: summary state")
+            elif (guarantees and named) or (annotation and self._is_summary_type(annotation)):
+                self.summary_objects.add(name)
+                found.add(name)
+                self._note(name, None, f"`{name}` is named or annotated as summary state", NAME)
             elif lexicon.is_summary_name(name):
                 found.add(name)
+                self._note(name, None, f"`{name}` is named like summary state", NAME)
         return found
+
+    def _note(self, name: str, node: cst.CSTNode | None, note: str, basis: str = VALUE) -> None:
+        """Record where ``name`` first shows what it is (a trace's source)."""
+        if name not in self.origin:
+            where = node if node is not None else self._binding_node(name)
+            self.origin[name] = Step(self.fn.module.path, where, note, basis)
+
+    def _binding_node(self, name: str) -> cst.CSTNode:
+        values = self.assigned.get(name)
+        return values[0] if values else self.fn.node
+
+    def source(self, expr: cst.CSTNode) -> Step | None:
+        """The evidence that summary state flows into ``expr``: a value's flow or use
+        before a name alone."""
+        profile = self._profile(expr)
+        if profile.attrs & lexicon.STRONG_SUMMARY_ATTRS:
+            for node in iter_exprs(expr):
+                if isinstance(node, cst.Attribute) and node.attr.value in lexicon.STRONG_SUMMARY_ATTRS:
+                    return Step(self.fn.module.path, node, f"`.{node.attr.value}` is read: summary state")
+        steps = [self.origin[n] for n in sorted(profile.names) if n in self.origin]
+        steps.sort(key=lambda s: s.basis != VALUE)
+        if steps:
+            return steps[0]
+        for word in sorted(profile.words):
+            if lexicon.is_summary_name(word) or lexicon.is_checkpoint_name(word):
+                return Step(self.fn.module.path, expr, f"`{word}` is named like summary or checkpoint state", NAME)
+        return None
 
     def _is_summary_type(self, annotation: str) -> bool:
         qualified = self.imports.qualify_name(annotation)
@@ -210,12 +264,19 @@ class Evidence(Context):
                     if name not in self.summary_like and self.summary_involved(value):
                         self.summary_like.add(name)
                         changed = True
+                        source = self.source(value)
+                        if source is not None:
+                            self._note(name, value, f"`{name}` is bound to summary state ({source.note})", source.basis)
                     if name not in self.restored and self._is_restore(value):
                         self.restored.add(name)
                         changed = True
+                        self._note(name, value, f"`{name}` is loaded from a checkpoint")
                     if name not in self.resumed and self._is_resumed_value(value):
                         self.resumed.add(name)
                         changed = True
+                        how = "is loaded from a checkpoint that carries a summary" if self._rehydrates(value) else \
+                            "comes back from a resume"
+                        self.origin[name] = Step(self.fn.module.path, value, f"`{name}` {how}")
             if not changed:
                 break
 
@@ -259,17 +320,22 @@ class Evidence(Context):
         )
 
     def _rehydrates(self, value: cst.BaseExpression) -> bool:
-        """A load of a checkpoint that carries a summary: summary words in the load
+        """A load of a checkpoint that carries a summary: summary state in the load
         (``Context.from_dict(ckpt["summary"])``), our own checkpoint loads, or a
-        framework checkpoint load where framework summarization reaches the module."""
+        framework checkpoint load of a graph that summarizes."""
         if not isinstance(value, cst.Call) or not self._is_restore(value):
             return False
         if self.summary_involved(value):
             return True
         qualified = self.qualified(value)
-        return self.vocab.matches("checkpoint-loads", qualified) and (
-            qualified.startswith("summaryguard.") or self.project.summarization_reaches(self.fn.module)
-        )
+        if not self.vocab.matches("checkpoint-loads", qualified):
+            return False
+        if qualified.startswith("summaryguard."):
+            return True
+        # a framework checkpoint load (``graph.get_state(config)``) of a graph that summarizes
+        graphs = self.project.graphs
+        func = value.func
+        return graphs is not None and isinstance(func, cst.Attribute) and graphs.summarizer(func.value, self.fn) is not None
 
     def _is_restore(self, value: cst.BaseExpression) -> bool:
         if not isinstance(value, cst.Call):
@@ -336,15 +402,17 @@ class Evidence(Context):
             return self.summary_of(callee).always_raises
         return self.qualified(call) in lexicon.EXIT_CALLS
 
-    def resume_requirement(self, call: cst.Call) -> tuple[frozenset[str], str] | None:
-        """If ``call`` resumes from summary state: the kinds it needs checked, and a label."""
+    def resume_requirement(self, call: cst.Call) -> Requirement | None:
+        """If ``call`` resumes from summary state: the checks it needs, its label, its evidence."""
+        path = self.fn.module.path
         callee = self.resolve(call)
         if callee is not None:
             if callee.is_guarded:
-                return frozenset(), f"`{callee.name}()` (guarded by resume_guard)"
+                return Requirement(frozenset(), f"`{callee.name}()` (guarded by resume_guard)")
             summary = self.summary_of(callee)
             if summary.resumes:
-                return summary.needs, f"`{callee.name}()` (which resumes inside)"
+                step = Step(path, call, f"`{callee.name}()` resumes from summary state inside it")
+                return Requirement(summary.needs, f"`{callee.name}()` (which resumes inside)", (step,))
             return None
         name = dotted(call.func)
         if name is None:
@@ -356,23 +424,63 @@ class Evidence(Context):
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         inputs = [a.value for a in call.args] + ([receiver] if receiver is not None else [])
         label = f"`{shown(name)}()`"
+        framework = self._framework_resume(call, receiver, last)
+        if framework is not None:
+            return framework if framework.kinds else None
         if self.vocab.matches("resume-calls", qualified):
-            if self._through_import(call) or any(
-                self.summary_involved(x) or self.checkpoint_involved(x) for x in inputs
-            ):
-                return ALL_KINDS, label
-        if last in lexicon.WEAK_RESUME_NAMES and any(self.summary_involved(x) for x in inputs):
-            return ALL_KINDS, label
-        if last in ("invoke", "ainvoke", "stream", "astream") and self._langgraph_resume(call):
-            if receiver is not None and self._guarded_graph(receiver):
-                return None  # guard_graph(...) checks the invariant before the resume runs
-            return frozenset({DEPS}), label
+            involved = [x for x in inputs if self.summary_involved(x) or self.checkpoint_involved(x)]
+            if self._through_import(call) or involved:
+                sources = [s for s in map(self.source, involved) if s is not None]
+                sources.sort(key=lambda s: s.basis != VALUE)
+                return Requirement(ALL_KINDS, label, tuple(sources[:1]))
+        if last in lexicon.WEAK_RESUME_NAMES:
+            involved = [x for x in inputs if self.summary_involved(x)]
+            if involved:
+                sources = [s for s in map(self.source, involved) if s is not None]
+                sources.sort(key=lambda s: s.basis != VALUE)
+                return Requirement(ALL_KINDS, label, tuple(sources[:1]))
         if last in lexicon.RUN_METHODS:
             for arg in call.args:
                 if isinstance(arg.value, cst.Name) and arg.value.value in self.restored:
                     if self.summary_involved(arg.value) or self._restored_from_summary(arg.value.value):
-                        return ALL_KINDS, label
+                        origin = self.origin.get(arg.value.value)
+                        return Requirement(ALL_KINDS, label, (origin,) if origin is not None else ())
         return None
+
+    def _framework_resume(self, call: cst.Call, receiver: cst.BaseExpression | None, last: str) -> Requirement | None:
+        """A framework's resume (a model's ``resume_methods`` given a resume input) of a
+        graph that summarizes; the checks it needs are those its framework does not
+        guarantee. A graph wrapped by a validator (``guard_graph(graph)``) needs none."""
+        graphs = self.project.graphs
+        if receiver is None or graphs is None:
+            return None
+        for model in self.vocab.frameworks:
+            if last not in model.resume_methods or not self._resume_input(call, model):
+                continue
+            label = f"`{shown(dotted(call.func) or last)}()`"
+            if self._guarded_graph(receiver):
+                return Requirement(frozenset(), label)  # guard_graph checks the invariant before the run
+            source = graphs.summarizer(receiver, self.fn)
+            if source is None:
+                return Requirement(frozenset(), label)  # a graph without summarization resumes no summary
+            kinds = ALL_KINDS - {_MODEL_KINDS[k] for k in model.guarantees}
+            resumes = Step(self.fn.module.path, call, f"`{shown(dotted(call.func) or last)}()` continues the thread "
+                           "from its checkpoint")
+            return Requirement(frozenset(kinds), label, (source, resumes))
+        return None
+
+    def _resume_input(self, call: cst.Call, model: FrameworkModel) -> bool:
+        """``invoke(None, config)`` / ``invoke(Command(resume=...))``, as the model says."""
+        positional = [a.value for a in call.args if a.keyword is None]
+        if model.resume_none_input and positional and is_none(positional[0]) and len(call.args) >= 2:
+            return True
+        keywords = set(model.resume_input_keywords)
+        for arg in call.args:
+            value = arg.value
+            if isinstance(value, cst.Call) and self.qualified(value) in model.resume_input_types:
+                if any(a.keyword is not None and a.keyword.value in keywords for a in value.args):
+                    return True
+        return False
 
     def _guarded_graph(self, receiver: cst.BaseExpression) -> bool:
         """A graph wrapped by a validator (``guard_graph(graph)``), directly or through a name."""
@@ -385,24 +493,6 @@ class Evidence(Context):
 
     def _restored_from_summary(self, name: str) -> bool:
         return any(self.summary_involved(v) for v in self.assigned.get(name, ()))
-
-    def _langgraph_resume(self, call: cst.Call) -> bool:
-        """``graph.invoke(None, config)`` / ``invoke(Command(resume=...))`` where a
-        summary lives in the graph state: the module, or a project module it
-        imports, uses framework summarization (langmem, a state schema with a
-        summary field). Words in prose do not count: a graph without
-        summarization is never a resume from a summary."""
-        positional = [a.value for a in call.args if a.keyword is None]
-        resumes = bool(positional) and is_none(positional[0]) and len(call.args) >= 2
-        for arg in call.args:
-            if isinstance(arg.value, cst.Call) and last_segment(dotted(arg.value.func)) == "Command":
-                resumes = resumes or any(a.keyword is not None and a.keyword.value == "resume" for a in arg.value.args)
-        if not resumes:
-            return False
-        module = self.fn.module
-        return self.project.summarization_reaches(module) and (
-            self.imports.imports_any(_LANGGRAPH) or "graph" in (dotted(call.func) or "").lower()
-        )
 
     def is_interrupt(self, call: cst.Call) -> bool:
         """A call that pauses a graph node (``langgraph.types.interrupt``, through an

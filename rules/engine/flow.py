@@ -39,7 +39,7 @@ from . import flags as flagging
 from . import lexicon
 from .conditions import ALL_KINDS, Context, Facts, classify
 from .facts import SwallowedError
-from .evidence import Evidence
+from .evidence import Evidence, Requirement
 from .names import dotted, last_segment
 from .summaries import SOFT_CHECK, SWALLOW, Site, Soft, Summary
 from .syntax import Stmt, bool_literal, calls_in, is_none, iter_exprs, statements, walk_statements
@@ -415,11 +415,11 @@ class FlowAnalysis:
         after = state.add(gained)
         return after.add_soft(s for s in softs if s.kind not in after.hard), raises
 
-    def _site(self, call: cst.Call, requirement: tuple[frozenset[str], str], state: State) -> None:
-        required, label = requirement
+    def _site(self, call: cst.Call, requirement: Requirement, state: State) -> None:
+        required = requirement.kinds
         site = self.sites.get(call)
         if site is None:
-            site = self.sites[call] = Site(call, required, label)
+            site = self.sites[call] = Site(call, required, requirement.label, requirement.trace)
         self.site_log.append(call)
         for pending in state.pending:
             self._swallowed(pending, "the resume runs")

@@ -93,4 +93,6 @@ def _resume_facts(model: FileModel, result: FunctionResult, delegated: bool) -> 
         return
     for site in result.sites.values():
         for kind in sorted(site.missing):
-            model.add(UncheckedResume(node=site.call, path=model.path, kind=kind, description=site.description))
+            model.add(
+                UncheckedResume(node=site.call, path=model.path, trace=site.trace, kind=kind, description=site.description)
+            )

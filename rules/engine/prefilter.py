@@ -78,6 +78,9 @@ class _Groups:
         self.extra_tools = tuple(sorted(tools))
         #: A graph node that pauses (``interrupt``) re-runs from its start on resume (SG203).
         self.interrupts = tuple(sorted(interrupts))
+        #: The framework models' words, and their summarizers' names (set by :class:`Prefilter`).
+        self.framework: tuple[str, ...] = ()
+        self.summarizers: tuple[str, ...] = ()
 
     def has(self, group: str, text: str) -> bool:
         if group == "T":
@@ -89,6 +92,8 @@ class _Groups:
     def decide(self, text: str) -> bool:
         if self.has("E", text):
             return True
+        if self.framework and any(w in text for w in self.framework) and any(w in text for w in self.summarizers):
+            return True  # a framework's own words next to one of its summarizers (its model says both)
         if "langgraph" in text and any(w in text for w in self.interrupts):
             return True
         resume = self.has("R", text)
@@ -126,6 +131,15 @@ class Prefilter:
             extra_words = tuple(sorted(w for w in words if w and len(w) >= 4))
             for groups in (self._text, self._words):
                 groups.literals[group] = groups.literals[group] + extra_words
+        framework = tuple(sorted({w for m in vocabulary.frameworks for w in (*m.words, *m.packages)}))
+        summarizers = {
+            _word(p) for m in vocabulary.frameworks for c in ("compaction-calls", "summary-types")
+            for p in m.vocabulary.get(c, ())
+        }
+        self._resume_methods = frozenset(n for m in vocabulary.frameworks for n in m.resume_methods)
+        for groups in (self._text, self._words):
+            groups.framework = framework
+            groups.summarizers = tuple(sorted(w for w in summarizers if w and len(w) >= 4))
         extra = [p for p in extra_patterns if p]
         #: Plugin rules' own patterns: a file they match is always kept.
         self.extra = re.compile("|".join(f"(?:{p})" for p in extra)) if extra else None
@@ -144,6 +158,8 @@ class Prefilter:
         groups = self._words
         if any(w in words for w in self._interrupt_words):
             return True  # whether it is LangGraph's interrupt() is decided by qualified name
+        if any(w in words for w in groups.summarizers) and any(w in words for w in self._resume_methods):
+            return True  # a framework resume next to a summarizer: the graph values decide (see .graphs)
         return groups.decide(words) or (groups.has("M", words) and groups.has("G", words))
 
     def any_evidence(self, words: str) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -26,21 +27,13 @@ from .names import ImportTable, dotted, last_segment, module_location, module_na
 from .syntax import Stmt, calls_in, expressions_of, statements, walk_statements
 from .vocabulary import Vocabulary
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .facts import Step
+    from .graphs import GraphValues
+
 __all__ = ["FunctionInfo", "ModuleInfo", "Project"]
 
 _SUMMARY_TEXT = re.compile(r"summar(?!ywriter|y_writer)", re.IGNORECASE)
-_FRAMEWORKS = ("langgraph", "langmem", "langchain", "langchain_core")
-#: ``langgraph.func`` decorators whose function re-runs from its start on resume.
-_NODE_DECORATORS = frozenset({"entrypoint", "task"})
-
-
-def _has_summary_field(cls: cst.ClassDef) -> bool:
-    """A state schema (``class State(MessagesState): summary: str``) that holds a summary."""
-    for stmt in statements(cls.body):
-        if isinstance(stmt, cst.AnnAssign) and isinstance(stmt.target, cst.Name):
-            if re.search(r"summar", stmt.target.value, re.IGNORECASE):
-                return True
-    return False
 
 
 @dataclass(eq=False)
@@ -59,10 +52,10 @@ class FunctionInfo:
     nested: dict[str, FunctionInfo] = field(default_factory=dict)
     is_guarded: bool = False
     is_tool: bool = False
-    #: A LangGraph node: passed to ``add_node``, or decorated ``@entrypoint`` / ``@task``.
-    is_node: bool = False
-    #: Passed to ``StateGraph.add_node``: its first parameter is the graph state.
-    takes_state: bool = False
+    #: A node of a graph that summarizes (registered on its builder, see :mod:`.graphs`):
+    #: its first parameter is the graph state a resume restores, summary included.
+    #: The value is the evidence: where the graph's summarizer is built.
+    resumes_state: Step | None = None
 
     @property
     def body(self) -> list[Stmt]:
@@ -87,11 +80,6 @@ class ModuleInfo:
     toplevel: dict[str, FunctionInfo] = field(default_factory=dict)
     classes: dict[str, dict[str, FunctionInfo]] = field(default_factory=dict)
     mentions_summary: bool = False
-    #: Its code (not its prose) uses summarization a framework knows: a name the
-    #: vocabulary lists as compaction or summary type (``SummarizationNode``,
-    #: ``summarize_messages``, ``RunningSummary``), or a state schema with a
-    #: summary field. Set by :meth:`Project.finish`.
-    summarizes: bool = False
     #: Indexed for its facts only: imported by a checked file, not checked itself.
     context: bool = False
     #: The file's absolute location as a dotted name (see :func:`.names.module_location`).
@@ -122,6 +110,8 @@ class Project:
         self.unknown: object = None
         #: Memo of :meth:`Evidence._calls_tool_directly` for unanalyzed functions.
         self.direct_tool_calls: dict[FunctionInfo, bool] = {}
+        #: Which graph values summarize (set by :meth:`finish` when a framework model is loaded).
+        self.graphs: GraphValues | None = None
 
     def add_module(self, path: str, tree: cst.Module, text: str, context: bool = False) -> ModuleInfo:
         name, is_package = module_name_for(path)
@@ -182,56 +172,50 @@ class Project:
         return dotted(expr) or ""
 
     def finish(self) -> None:
-        """Resolve decorators once imports of every module are known."""
+        """Resolve decorators once imports of every module are known, then find the
+        nodes of graphs that summarize (their input is resumed state)."""
         vocab = self.vocabulary
         for fn in self.functions:
             qualified = [fn.module.imports.qualify_name(d) for d in fn.decorators]
             fn.decorators = tuple(qualified)
             fn.is_guarded = any(vocab.matches("validators", q) for q in qualified)
             fn.is_tool = any(vocab.matches("tool-decorators", q) for q in qualified)
-            fn.is_node = any(last_segment(q) in _NODE_DECORATORS and q.startswith("langgraph.") for q in qualified)
-        for module in self.modules:
-            if module.imports.imports_any(_FRAMEWORKS):
-                self._framework_facts(module)
+        if not vocab.frameworks:
+            return
+        from .graphs import GraphValues
 
-    def _framework_facts(self, module: ModuleInfo) -> None:
-        """Summarization in the module's code, and the functions it makes graph nodes."""
-        vocab = self.vocabulary
-        module.summarizes = any(
-            q.partition(".")[0] in _FRAMEWORKS
-            and (vocab.matches("compaction-calls", q) or vocab.matches("summary-types", q))
-            for q in module.imports.aliases.values()
-        )
+        self.graphs = GraphValues(self)
+        registrations = frozenset(n for m in vocab.frameworks for n in m.node_registrations)
+        if registrations:
+            for module in self.modules:
+                self._graph_nodes(module, registrations)
+
+    def _graph_nodes(self, module: ModuleInfo, registrations: frozenset[str]) -> None:
+        """Functions registered as nodes on a builder whose graph summarizes."""
         for fn in module.functions:
             for stmt in walk_statements(fn.body):
-                if isinstance(stmt, cst.ClassDef):
-                    module.summarizes = module.summarizes or _has_summary_field(stmt)
-                    continue
                 for expr in expressions_of(stmt):
                     for call in calls_in(expr):
-                        if last_segment(dotted(call.func)) == "add_node":
-                            for arg in call.args:
-                                if isinstance(arg.value, (cst.Name, cst.Attribute)) and (
-                                    arg.keyword is None or arg.keyword.value in ("node", "action")
-                                ):
-                                    node = self.resolve(arg.value, fn)
-                                    if node is not None and not node.is_module:
-                                        node.is_node = node.takes_state = True
+                        func = call.func
+                        if not (isinstance(func, cst.Attribute) and func.attr.value in registrations):
+                            continue
+                        nodes = [
+                            self.resolve(arg.value, fn)
+                            for arg in call.args
+                            if isinstance(arg.value, (cst.Name, cst.Attribute))
+                            and (arg.keyword is None or arg.keyword.value in ("node", "action"))
+                        ]
+                        nodes = [n for n in nodes if n is not None and not n.is_module]
+                        if not nodes:
+                            continue
+                        source = self.graphs.summarizer(func.value, fn)
+                        if source is not None:
+                            for node in nodes:
+                                node.resumes_state = node.resumes_state or source
 
-    def summarization_reaches(self, module: ModuleInfo) -> bool:
-        """Whether ``module`` or a project module it imports uses framework summarization."""
-        if module.summarizes:
-            return True
-        summarizing = [m for m in self.modules if m.summarizes]
-        for qualified in module.imports.aliases.values():
-            for candidate in (qualified, qualified.rpartition(".")[0]):
-                if candidate and any(m.known_as(candidate) for m in summarizing):
-                    return True
-        return False
-
-    def framework_relevant(self) -> set[str]:
-        """Graph nodes of modules with summarization: their state is what a resume restores."""
-        return {fn.qualname for fn in self.functions if fn.takes_state and fn.module.summarizes}
+    def graph_nodes(self) -> set[str]:
+        """Nodes of graphs that summarize: their state is what a resume restores."""
+        return {fn.qualname for fn in self.functions if fn.resumes_state is not None}
 
     # -- resolution ----------------------------------------------------------------------
 

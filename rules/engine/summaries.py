@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .facts import Step
+
 __all__ = ["BOTTOM", "SOFT_CHECK", "SWALLOW", "Site", "Soft", "Summary"]
 
 #: A check that cannot stop a resume (it logs, warns, sets a flag, or asserts).
@@ -81,4 +83,6 @@ class Site:
     call: cst.Call
     required: frozenset[str]
     description: str
+    #: The evidence that it resumes from a summary (see :class:`~.evidence.Requirement`).
+    trace: tuple[Step, ...] = ()
     missing: set[str] = field(default_factory=set)

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from summaryguard.plugins.framework import FrameworkModel, FrameworkModelError
 from summaryguard.plugins.hookspecs import VOCABULARY_CATEGORIES
 
 __all__ = ["CATEGORIES", "DEFAULTS", "NameMatcher", "Vocabulary"]
@@ -114,6 +115,10 @@ class Vocabulary:
     #: Problems found while merging (an unknown category from a plugin, a bad
     #: pattern); the CLI reports them, the engine goes on without the entry.
     problems: tuple[str, ...] = ()
+    #: The framework models of the run (see :mod:`summaryguard.plugins.framework`).
+    frameworks: tuple[FrameworkModel, ...] = ()
+    #: Framework models that could not be read (an unknown key...): the run cannot go on.
+    model_errors: tuple[str, ...] = ()
     _matchers: dict[str, NameMatcher] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -131,10 +136,18 @@ class Vocabulary:
         compaction_calls: Iterable[str] = (),
         checkpoint_writes: Iterable[str] = (),
         use_plugins: bool = True,
+        frameworks: Iterable[FrameworkModel] | None = None,
     ) -> Vocabulary:
-        """Defaults, then plugin contributions, then the user's configured names."""
+        """Defaults, then framework models and plugin contributions, then the
+        user's configured names. ``frameworks`` replaces the plugins' models
+        (tests build a vocabulary for a model of their own)."""
         merged: dict[str, list[str]] = {c: list(DEFAULTS.get(c, ())) for c in CATEGORIES}
         problems: list[str] = []
+        model_errors: list[str] = []
+        models = list(frameworks) if frameworks is not None else _plugin_frameworks(model_errors) if use_plugins else []
+        for model in models:
+            for category, names in model.vocabulary.items():
+                merged[category].extend(names)
         if use_plugins:
             for contribution in _plugin_contributions(problems):
                 for category, names in contribution.items():
@@ -149,7 +162,8 @@ class Vocabulary:
         merged["validators"].extend(validators)
         merged["compaction-calls"].extend(compaction_calls)
         merged["checkpoint-writes"].extend(checkpoint_writes)
-        return cls({c: tuple(sorted(set(v))) for c, v in merged.items()}, tuple(problems))
+        entries = {c: tuple(sorted(set(v))) for c, v in merged.items()}
+        return cls(entries, tuple(problems), tuple(models), tuple(model_errors))
 
     def matches(self, category: str, qualified_name: str | None) -> bool:
         """Whether ``qualified_name`` is in ``category`` (exact name or pattern)."""
@@ -158,7 +172,27 @@ class Vocabulary:
     def fingerprint(self) -> str:
         """A stable digest of the entries (part of the CLI's cache key)."""
         text = "\n".join(f"{c}={','.join(self.entries.get(c, ()))}" for c in CATEGORIES)
+        text += "\n" + "\n".join(repr(model) for model in self.frameworks)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _plugin_frameworks(problems: list[str]) -> list[FrameworkModel]:
+    """Every plugin's framework models, validated; a broken model costs itself, not the run."""
+    from summaryguard.plugins.manager import get_plugin_manager
+
+    try:
+        answers = get_plugin_manager().hook.summaryguard_frameworks()
+    except Exception as exc:  # noqa: BLE001 - a broken plugin costs its models, not the run
+        problems.append(f"plugin framework models failed: {type(exc).__name__}: {exc}")
+        return []
+    models = []
+    for answer in answers:
+        for data in answer or ():
+            try:
+                models.append(FrameworkModel.from_mapping(data))
+            except FrameworkModelError as exc:
+                problems.append(str(exc))
+    return sorted(models, key=lambda m: m.name)
 
 
 def _plugin_contributions(problems: list[str]) -> list[Mapping[str, Iterable[str]]]:

@@ -14,6 +14,9 @@ from typing import Annotated, Any
 
 import pytest
 
+from summaryguard.plugins.framework import FrameworkModel
+from summaryguard.plugins.langgraph.model import MODEL
+
 pytest.importorskip("langgraph")
 pytest.importorskip("langmem")
 
@@ -664,7 +667,7 @@ def test_a_guarded_tool_refuses_inside_a_resumed_turn_sync_and_async() -> None:
 
 
 def test_the_vocabulary_names_the_frameworks() -> None:
-    vocabulary = plugin.VOCABULARY
+    vocabulary = FrameworkModel.from_mapping(MODEL).vocabulary
     assert set(vocabulary) <= set(hookspecs.VOCABULARY_CATEGORIES)
     assert "langgraph.checkpoint.sqlite.SqliteSaver.put" in vocabulary["checkpoint-writes"]
     assert "langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver.aget_tuple" in vocabulary["checkpoint-loads"]
@@ -688,7 +691,7 @@ def test_every_vocabulary_name_is_real() -> None:
 
     optional = ("langgraph.checkpoint.postgres", "langchain.")
     missing = []
-    for names in plugin.VOCABULARY.values():
+    for names in MODEL["vocabulary"].values():
         for name in names:
             if name.startswith(optional):
                 continue
@@ -707,11 +710,12 @@ def test_every_vocabulary_name_is_real() -> None:
     assert missing == []
 
 
-def test_the_hook_hands_over_only_categories_the_analyzer_accepts(monkeypatch: pytest.MonkeyPatch) -> None:
-    [answer] = [a for a in get_plugin_manager().hook.summaryguard_vocabulary() if "compaction-calls" in a]
-    assert set(answer) <= set(plugin.VOCABULARY)
-    monkeypatch.setitem(sys.modules, "summaryguard.rules.engine.vocabulary", None)  # no analyzer: ImportError
-    assert set(plugin.summaryguard_vocabulary()) == set(plugin.VOCABULARY)
+def test_the_plugin_hands_over_the_room_model_as_data() -> None:
+    answers = [m for a in get_plugin_manager().hook.summaryguard_frameworks() for m in a or ()]
+    assert MODEL in answers
+    model = FrameworkModel.from_mapping(MODEL)
+    assert set(model.guarantees) == {"generation", "partial"}  # SPEC §5: only the dependency check is ours
+    assert "add_node" in model.node_registrations and "compile" in model.graph_derivations
 
 
 def _remake_graph(make_vm: Any, *, use_async: bool) -> Any:
