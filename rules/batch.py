@@ -283,7 +283,7 @@ def _screen_in_pool(
     analyzer: Analyzer, items: list[tuple[str, str]], rejected: list[tuple[str, str]], workers: int
 ) -> tuple[list[tuple[Verdict, Any]], list[tuple[tuple[int | None, str], ...]]]:
     context = _context()
-    initargs = (analyzer.vocabulary, analyzer.rule_classes)
+    initargs = (analyzer.vocabulary, analyzer.rule_classes, analyzer.target_version)
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=initargs) as pool:
         # Both kinds of work are queued before either is awaited.
         screened = pool.map(_screen_chunk, _chunks(items, workers))
@@ -311,10 +311,12 @@ def _context() -> Any:
 _WORKER: dict[str, Any] = {}
 
 
-def _start_worker(vocabulary: Any, rule_classes: Sequence[type]) -> None:  # pragma: no cover - runs in a worker
+def _start_worker(
+    vocabulary: Any, rule_classes: Sequence[type], target_version: str | None
+) -> None:  # pragma: no cover - runs in a worker
     from .engine import Analyzer
 
-    _WORKER["analyzer"] = Analyzer(vocabulary, rule_classes)
+    _WORKER["analyzer"] = Analyzer(vocabulary, rule_classes, target_version)
     # What the worker inherited and just built lives as long as it does: out of the
     # collector's sight, a parse's millions of short-lived nodes do not make every
     # full collection walk it again (measured: 20-30% of the screening CPU).

@@ -29,6 +29,7 @@ from pathspec import GitIgnoreSpec
 from .globs import GlobError, compile_glob
 from .selection import ALL, normalize, unknown_selectors
 from .sources import FileRefused, read_regular_file
+from .targets import TargetError, normalize_target, target_from_requires_python
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -54,6 +55,7 @@ KEYS: dict[str, str] = {
     "validators": "a list of qualified names or name patterns",
     "compaction-calls": "a list of qualified names or name patterns",
     "checkpoint-writes": "a list of qualified names or name patterns",
+    "target-version": "the Python version whose grammar the code is written in, such as \"3.12\"",
 }
 
 # A dotted name whose parts may contain ``*`` wildcards: ``myapp.tools.*``, ``*.invoke``.
@@ -100,6 +102,9 @@ class Config:
     validators: tuple[str, ...] = ()
     compaction_calls: tuple[str, ...] = ()
     checkpoint_writes: tuple[str, ...] = ()
+    #: The Python grammar the code targets ("3.12"): ``target-version``, else the lower
+    #: bound of ``requires-python``; None: the newest libcst knows (see :mod:`.targets`).
+    target_version: str | None = None
     source_text: str = field(default="", repr=False)
 
     @property
@@ -121,7 +126,7 @@ def load_config(explicit: str | Path | None, cwd: Path) -> Config:
         table = _tool_table(document, path)
         if table is None:
             raise ConfigError(path, f"no {TABLE} table in this file")
-        return _build(table, path, text)
+        return _build(table, path, text, document)
     for folder in (cwd, *cwd.parents):
         candidate = folder / PYPROJECT
         if not candidate.is_file():
@@ -129,7 +134,7 @@ def load_config(explicit: str | Path | None, cwd: Path) -> Config:
         text, document = _read_toml(candidate)
         table = _tool_table(document, candidate)
         if table is not None:
-            return _build(table, candidate, text)
+            return _build(table, candidate, text, document)
     return Config(root=cwd)
 
 
@@ -137,7 +142,7 @@ def read_config_file(path: Path) -> Config | None:
     """The configuration in ``path``, or None when it has no table (used by tests and tools)."""
     text, document = _read_toml(path)
     table = _tool_table(document, path)
-    return None if table is None else _build(table, path, text)
+    return None if table is None else _build(table, path, text, document)
 
 
 def check_codes(config: Config, known: Collection[str]) -> None:
@@ -205,7 +210,7 @@ def _tool_table(document: Mapping[str, Any], path: Path) -> Mapping[str, Any] | 
     return table
 
 
-def _build(table: Mapping[str, Any], path: Path, text: str) -> Config:
+def _build(table: Mapping[str, Any], path: Path, text: str, document: Mapping[str, Any] | None = None) -> Config:
     def fail(key: str, message: str) -> ConfigError:
         return ConfigError(path, f"{TABLE} {key}: {message}", _find_key_line(text, key))
 
@@ -277,6 +282,18 @@ def _build(table: Mapping[str, Any], path: Path, text: str) -> Config:
                 )
         names[key] = values
 
+    target = table.get("target-version")
+    if target is not None:
+        if not isinstance(target, str):
+            raise fail("target-version", f"must be {KEYS['target-version']}, not {_type_name(target)}")
+        try:
+            target = normalize_target(target)
+        except TargetError as exc:
+            raise fail("target-version", str(exc)) from None
+    else:
+        project = (document or {}).get("project")
+        target = target_from_requires_python(project.get("requires-python")) if isinstance(project, Mapping) else None
+
     return Config(
         root=path.parent.resolve(),
         path=path,
@@ -290,6 +307,7 @@ def _build(table: Mapping[str, Any], path: Path, text: str) -> Config:
         validators=names["validators"],
         compaction_calls=names["compaction-calls"],
         checkpoint_writes=names["checkpoint-writes"],
+        target_version=target,
         source_text=text,
     )
 
