@@ -3,8 +3,9 @@
 The analysis (flow, function summaries, rederivations, compaction) decides
 *what* is wrong; this module collects its results as :mod:`.facts` of the file
 they are reported in, applying the project-wide decisions on the way: a resume
-inside a function is reported at its callers that do not check (a function that
-resumes is itself a resume call), or at the resume itself when no caller checks;
+inside a function is reported at its callers in the same module that do not check
+(a function that resumes is itself a resume call), or at the resume itself when it
+has no caller there (callers in other modules report their own unchecked calls);
 soft checks are reported only where a resume relied on them (one defect, one
 finding). It holds no rule code and no message: rules own those.
 """
@@ -54,7 +55,11 @@ def build_models(project: Project, results: dict) -> dict[str, FileModel]:
     consumed: dict[tuple[int, str], list[Soft]] = {}
     for fn, result in results.items():
         model = models[fn.module.path]
-        _resume_facts(model, result, delegated=bool(callers.get(fn)) and not fn.is_module)
+        # Only callers in the same module take over the report: a file's findings never
+        # depend on which other files are in the run (locality). A caller in another
+        # module is itself a resume call of the function's summary and reports there.
+        local = any(c.module is fn.module for c in callers.get(fn, ()))
+        _resume_facts(model, result, delegated=local and not fn.is_module)
         for soft in result.consumed:
             consumed.setdefault((id(soft.node), soft.role), []).append(soft)
         for direct in result.direct:

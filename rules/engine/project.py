@@ -246,9 +246,9 @@ class Project:
         if found is not None:
             return found
         if isinstance(func, cst.Attribute) and head not in module.imports.aliases and head not in ("self", "cls"):
-            return self._unique_method(func.attr.value)
+            return self._unique_method(func.attr.value, module)
         if isinstance(func, cst.Attribute) and head in ("self", "cls"):
-            return self._unique_method(func.attr.value)
+            return self._unique_method(func.attr.value, module)
         return None
 
     def named(self, name: str) -> tuple[FunctionInfo, ...]:
@@ -268,6 +268,21 @@ class Project:
                 return fn
         return None
 
-    def _unique_method(self, name: str) -> FunctionInfo | None:
-        candidates = [f for f in self._by_name.get(name, ()) if f.class_name is not None]
+    def _unique_method(self, name: str, module: ModuleInfo) -> FunctionInfo | None:
+        """The one method called ``name`` in ``module`` or the project modules it imports.
+
+        Only those: a file's findings never depend on which other files are in the
+        run (SPEC §3.1.1, locality), and the modules it imports are in every run."""
+        candidates = [
+            f for f in self._by_name.get(name, ())
+            if f.class_name is not None and (f.module is module or self._imports(module, f.module))
+        ]
         return candidates[0] if len(candidates) == 1 else None
+
+    @staticmethod
+    def _imports(module: ModuleInfo, other: ModuleInfo) -> bool:
+        for qualified in module.imports.aliases.values():
+            for candidate in (qualified, qualified.rpartition(".")[0]):
+                if candidate and other.known_as(candidate):
+                    return True
+        return False

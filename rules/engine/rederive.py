@@ -4,8 +4,12 @@ A reference looked up in resumed state is "missing" on one side of:
 ``if ref not in state`` / ``if x is None`` / ``if not x`` (and their ternary
 forms), ``state.get(k) or ...``, ``state.get(k, <default>)``,
 ``state.setdefault(k, <default>)``, ``getattr(state, k, <default>)``, and an
-``except KeyError`` around ``state[k]``. A tool call on that side obtains the
-fact again: a new fact with new provenance passed off as the old one.
+``except KeyError`` around ``state[k]``. A tool call on that side whose result
+takes the missing reference's place obtains the fact again: a new fact with new
+provenance passed off as the old one. Its result must flow there (bound to the
+looked-up name or key, stored into the resumed state, returned or yielded, or
+the fallback of the lookup itself): a call on the missing side whose result
+goes elsewhere, or nowhere, obtains something else.
 
 Both halves need evidence, and two names never make a finding: a callee known
 to be a tool (decorator, vocabulary, a project function that calls one) is
@@ -30,6 +34,7 @@ __all__ = ["rederivations"]
 
 _LOOKUP_ERRORS = frozenset({"KeyError", "LookupError", "IndexError", "AttributeError", "Exception", "BaseException"})
 _DEFAULTING = frozenset({"get", "setdefault", "pop"})
+_STORING = frozenset({"update", "setdefault", "append", "add", "insert", "__setitem__", "set"})
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,7 @@ def _search(ev: _Pass, found: dict[cst.Call, str]) -> None:
                 if isinstance(branch, cst.Else):
                     branch = branch.body
                 block = [branch] if isinstance(branch, cst.If) else statements(branch)
-                for call in _tool_calls_in_block(block, ev):
+                for call in _rederiving_calls(block, _referenced(stmt.test), ev):
                     found.setdefault(call, "when the reference is missing from resumed state")
         elif isinstance(stmt, (cst.Try, cst.TryStar)):
             _try_rederivation(stmt, ev, found)
@@ -206,10 +211,15 @@ def _try_rederivation(stmt: cst.Try | cst.TryStar, ev: _Pass, found: dict[cst.Ca
     )
     if not looks_up:
         return
+    looked_up: set[str] = set()
+    for s in statements(stmt.body):
+        looked_up |= _bound_names(s)
+        for e in expressions_of(s):
+            looked_up |= _referenced(e)
     for handler in stmt.handlers:
         caught = _caught_names(handler.type)
         if handler.type is None or caught & _LOOKUP_ERRORS:
-            for call in _tool_calls_in_block(statements(handler.body), ev):
+            for call in _rederiving_calls(statements(handler.body), looked_up, ev):
                 found.setdefault(call, "in the handler of a failed lookup in resumed state")
 
 
@@ -226,7 +236,64 @@ def _tool_calls(node: cst.CSTNode, ev: _Pass) -> Iterator[cst.Call]:
             yield call
 
 
-def _tool_calls_in_block(block: Sequence[Stmt], ev: _Pass) -> Iterator[cst.Call]:
+def _referenced(expr: cst.CSTNode) -> set[str]:
+    """What a lookup names: its names, attribute names and identifier-like keys."""
+    found: set[str] = set()
+    for node in iter_exprs(expr):
+        if isinstance(node, cst.Name):
+            found.add(node.value)
+        elif isinstance(node, cst.Attribute):
+            found.add(node.attr.value)
+        elif isinstance(node, cst.SimpleString):
+            value = node.evaluated_value
+            if isinstance(value, str) and value.isidentifier():
+                found.add(value)
+    return found
+
+
+def _bound_names(stmt: Stmt) -> set[str]:
+    targets: list[cst.BaseExpression] = []
+    if isinstance(stmt, cst.Assign):
+        targets = [t.target for t in stmt.targets]
+    elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
+        targets = [stmt.target]
+    return {n.value for t in targets for n in iter_exprs(t) if isinstance(n, cst.Name)}
+
+
+def _rederiving_calls(block: Sequence[Stmt], references: set[str], ev: _Pass) -> Iterator[cst.Call]:
+    """Tool calls in ``block`` whose result takes the place of the missing reference."""
     for stmt in walk_statements(block):
-        for expr in expressions_of(stmt):
-            yield from _tool_calls(expr, ev)
+        if isinstance(stmt, (cst.Return, cst.Expr)):
+            value = stmt.value
+            if isinstance(stmt, cst.Expr):
+                # a bare call's result is dropped: only a yielded one, or one stored into
+                # the resumed state by the call it is an argument of, takes the place
+                if isinstance(value, cst.Yield):
+                    yield from _tool_calls(value, ev)
+                elif isinstance(value, cst.Call) and _stores_into_state(value, ev):
+                    for arg in value.args:
+                        yield from _tool_calls(arg.value, ev)
+                continue
+            if value is not None:
+                yield from _tool_calls(value, ev)
+        elif isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and stmt.value is not None:
+            targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+            if any(_takes_place(t, references, ev) for t in targets):
+                yield from _tool_calls(stmt.value, ev)
+
+
+def _takes_place(target: cst.BaseExpression, references: set[str], ev: _Pass) -> bool:
+    """An assignment target that holds the missing reference: its name, or resumed state."""
+    if isinstance(target, cst.Name):
+        return target.value in references
+    if isinstance(target, (cst.Subscript, cst.Attribute)):
+        return ev.state(target.value) or (isinstance(target, cst.Attribute) and target.attr.value in references)
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_takes_place(e.value, references, ev) for e in target.elements)
+    return False
+
+
+def _stores_into_state(call: cst.Call, ev: _Pass) -> bool:
+    """``state.update(vm=tool())``, ``state.setdefault("vm", tool())``: a method of the resumed state."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value in _STORING and ev.state(func.value)
