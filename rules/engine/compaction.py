@@ -318,6 +318,7 @@ class _Analysis:
         self._passes: dict[FunctionInfo, frozenset[str]] = {}
         self._instr: dict[tuple[int, str], bool] = {}
         self._recorded: dict[FunctionInfo, bool] = {}
+        self._dispatching: dict[FunctionInfo, frozenset[str]] = {}
         self._channels: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._own: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._records: dict[FunctionInfo, list[tuple[cst.CSTNode, Stmt, str]]] = {}
@@ -504,7 +505,7 @@ class _Analysis:
                         yield value, self.view(owner)
             elif isinstance(n, cst.Arg) and n.keyword is not None:
                 skip.add(id(n.keyword))
-            elif isinstance(n, cst.Call) and n is not expr:
+            elif isinstance(n, cst.Call):
                 callee = self.project.resolve(n.func, fn)
                 if callee is not None and callee is not fn:
                     callee_view = self.view(callee)
@@ -801,12 +802,29 @@ class _Analysis:
         return False
 
     def _holds_summary(self, record: cst.CSTNode, view: _Fn) -> bool:
-        for n in iter_exprs(record):
-            if n is record:
-                continue
-            if isinstance(n, cst.Call) and self._is_record(n):
-                continue
-            if isinstance(n, cst.BaseExpression) and self.carries(n, view, raw=True):
+        """A field of the record *is* summary text (``summary=text``, ``{"summary": text}``,
+        ``content=[Text(text=packed)]``); a list of chat messages that merely contains one
+        (a state update ``{"messages": [*kept, note]}``) does not make a record."""
+        if isinstance(record, cst.Dict):
+            values = [e.value for e in record.elements if isinstance(e, cst.DictElement)]
+        elif isinstance(record, cst.Call):
+            values = [a.value for a in record.args if not a.star]
+        else:
+            return False
+        for value in values:
+            if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+                for element in value.elements:
+                    if isinstance(element, cst.StarredElement):
+                        continue
+                    inner = element.value
+                    if isinstance(inner, (cst.Call, cst.Dict)) and self._is_record(inner):
+                        if self._holds_summary(inner, view):
+                            return True
+                    elif self.carries(inner, view, raw=True):
+                        return True
+            elif isinstance(value, (cst.Call, cst.Dict)) and self._is_record(value):
+                continue  # a record of its own, judged on its own
+            elif self.carries(value, view, raw=True):
                 return True
         return False
 
@@ -1215,6 +1233,41 @@ class _Analysis:
             found = self._dispatch(call, view)
             if found is not None:
                 yield call, found[0], found[1]
+                continue
+            callee = self.project.resolve(call.func, fn)
+            if callee is None or callee is fn:
+                continue
+            params = self.dispatched_params(callee)
+            if params:  # a fire-and-forget helper: ``self.spawn(self.model.ainvoke(...))``
+                positional = [p for p in callee.params if p not in ("self", "cls")]
+                targets = []
+                for index, arg in enumerate(a for a in call.args if a.keyword is None and not a.star):
+                    if index < len(positional) and positional[index] in params:
+                        targets.append(arg.value)
+                targets += [a.value for a in call.args if a.keyword is not None and a.keyword.value in params]
+                if targets:
+                    yield call, f"`{callee.name}()`, which dispatches its argument", targets
+
+    def dispatched_params(self, fn: FunctionInfo) -> frozenset[str]:
+        """Parameters ``fn`` hands to a thread, task, executor or callback and does not
+        wait for: calling ``fn`` dispatches what they bring."""
+        found = self._dispatching.get(fn)
+        if found is not None:
+            return found
+        self._dispatching[fn] = frozenset()
+        view = self.view(fn)
+        params = set(fn.params) - {"self", "cls"}
+        result: set[str] = set()
+        calls = self.calls_with_locks(fn)
+        for call, _, _, _ in calls.calls:
+            dispatch = self._dispatch(call, view)
+            if dispatch is None or _confined(calls, call):
+                continue
+            for target in dispatch[1]:
+                if isinstance(target, cst.Name) and target.value in params:
+                    result.add(target.value)
+        found = self._dispatching[fn] = frozenset(result)
+        return found
 
     def _dispatch(self, call: cst.Call, view: _Fn) -> tuple[str, list[cst.BaseExpression]] | None:
         name = dotted(call.func) or ""
@@ -1504,7 +1557,8 @@ def _concurrent_writes(analysis: _Analysis, module: ModuleInfo) -> list[Fact]:
                         continue
                 elif _confined(analysis.calls_with_locks(owner), dispatch):
                     continue  # the dispatching function waits for it: only its own writes overlap
-                facts.append(UnserializedWrite(node=call, path=module.path, detail=label))
+                trace = (Step(owner.module.path, dispatch, f"compaction dispatched through {label}"),)
+                facts.append(UnserializedWrite(node=call, path=module.path, trace=trace, detail=label))
                 break
     return facts
 
