@@ -64,6 +64,8 @@ _GUARD_SUMMARY_FIELDS = ("generation", "content", "verbatim_refs", "drop_manifes
 #: A string that asks for a summary (prose: ``"summary_text"`` or ``"index_summary"`` is a key, not a request).
 _INSTRUCTION = re.compile(r"summar|condens|compress|compact", re.IGNORECASE)
 _TOKEN = re.compile(r"[\w.\-/]*")
+#: ...but a prompt template's file name is a prompt (``"summarizing_system.j2"``).
+_TEMPLATE_FILE = re.compile(r"\.(j2|jinja2?|prompt|tmpl|txt|md)$")
 #: A prompt template or rendered prompt: its ``invoke``/``format`` fills a template and runs no model.
 _PROMPT_TYPE = re.compile(r"(Prompt|Template|PromptValue)$")
 #: A name for a prompt constant (``SUMMARY_PROMPT``).
@@ -481,7 +483,9 @@ class _Analysis:
         return found
 
     def _find_instruction(self, expr: cst.CSTNode, view: _Fn, depth: int) -> bool:
-        if any(_INSTRUCTION.search(s) and not _TOKEN.fullmatch(s) for s in _strings(expr)):
+        if any(
+            _INSTRUCTION.search(s) and (not _TOKEN.fullmatch(s) or _TEMPLATE_FILE.search(s)) for s in _strings(expr)
+        ):
             return True
         if depth >= 5:
             return False
