@@ -66,6 +66,12 @@ class FrameworkModel:
     #: Checks the framework guarantees on its own resumes: in LangGraph a summary held
     #: in graph state is written atomically with its checkpoint (generation, partial).
     guarantees: tuple[str, ...] = ()
+    #: Methods that run one of the framework's tool objects (``create_vm.invoke({})``
+    #: where ``create_vm`` is a ``@tool`` function or a name bound to a tool factory).
+    tool_run_methods: tuple[str, ...] = ()
+    #: Calls that make a tool object of a function (``StructuredTool.from_function(f)``);
+    #: the vocabulary's tool decorators do too when called (``tool(f)``).
+    tool_factories: tuple[str, ...] = ()
     #: Words that make the text pre-filter keep a file for this framework.
     words: tuple[str, ...] = ()
 

@@ -90,6 +90,13 @@ MODEL: Mapping[str, Any] = {
         "langgraph.prebuilt.create_react_agent",
         "langgraph.prebuilt.chat_agent_executor.create_react_agent",
     ),
+    "tool_run_methods": ("invoke", "ainvoke", "run", "arun", "batch", "abatch"),
+    "tool_factories": (
+        "langchain_core.tools.StructuredTool.from_function",
+        "langchain_core.tools.structured.StructuredTool.from_function",
+        "langchain_core.tools.Tool.from_function",
+        "langchain_core.tools.simple.Tool.from_function",
+    ),
     "resume_methods": _RESUME_METHODS,
     "resume_none_input": True,
     "resume_input_types": ("langgraph.types.Command",),

@@ -80,7 +80,7 @@ class ScreenFacts:
 
     #: The relevance scan (its ``words`` dropped: only the screening reads them).
     scan: FileScan
-    #: Names this file passes to ``add_node(...)``.
+    #: Names this file passes to a node registration (``add_node(...)``) of a framework model.
     nodes: set[str]
     #: What the outline reads of the tree.
     skeleton: Skeleton
@@ -88,10 +88,10 @@ class ScreenFacts:
     imports: tuple[str, ...] = ()
 
 
-def _facts(text: str, tree: ast.Module, file_scan: FileScan) -> ScreenFacts:
+def _facts(text: str, tree: ast.Module, file_scan: FileScan, registrations: frozenset[str]) -> ScreenFacts:
     return ScreenFacts(
-        FileScan(file_scan.depth, "", file_scan.functions), file_graph_nodes(tree), skeleton(text, tree),
-        imported_modules(tree),
+        FileScan(file_scan.depth, "", file_scan.functions), file_graph_nodes(tree, registrations),
+        skeleton(text, tree), imported_modules(tree),
     )
 
 
@@ -132,6 +132,8 @@ class Analyzer:
         self.rule_classes = tuple(rules)
         self.rules = [rule() for rule in self.rule_classes]
         self.prefilter = Prefilter(vocabulary, [r.PREFILTER for r in self.rule_classes if r.PREFILTER])
+        #: The framework models' node registrations (``add_node``): graph nodes are found by them.
+        self.registrations = frozenset(n for m in vocabulary.frameworks for n in m.node_registrations)
 
     def might_matter(self, text: str) -> bool:
         """Cheap text scan; False means the file cannot hold a finding."""
@@ -167,7 +169,7 @@ class Analyzer:
                 found = self._scan_tree(path, text, sink)
                 if found is None:
                     continue
-                known = _facts(text, *found)
+                known = _facts(text, *found, self.registrations)
                 del found
             screened.append((path, text, known, is_context))
         scans = [f.scan for _, _, f, _ in screened]
@@ -249,7 +251,7 @@ class Analyzer:
         found = self._scan_tree(path, text, errors)
         if found is None:
             return False, errors, None
-        return True, errors, _facts(text, *found)
+        return True, errors, _facts(text, *found, self.registrations)
 
     def _parse_cst(self, path: str, text: str, errors: list[FileError]) -> cst.Module | None:
         """Parse with libcst, after CPython's parser (10x cheaper) has vouched for

@@ -32,8 +32,6 @@ __all__ = ["Evidence", "Requirement"]
 _TB_HEADS = frozenset({"tf", "tensorflow", "keras", "tb", "tensorboard", "torch"})
 _CONTEXT_WORDS = ("context", "ctx", "state", "session", "memory", "checkpoint", "ckpt", "summar", "snapshot")
 _MODEL_KINDS = {"generation": GENERATION, "partial": PARTIAL, "deps": DEPS}
-#: Methods that run a LangChain tool object.
-_TOOL_RUN_METHODS = frozenset({"invoke", "ainvoke", "run", "arun", "batch", "abatch"})
 
 
 #: Keys whose reading makes a mapping summary state on its own (``checkpoint["summary"]``).
@@ -545,11 +543,11 @@ class Evidence(Context):
         return len(segments) >= 2 and lexicon.is_tool_method(segments[-2], segments[-1])
 
     def _runs_tool_object(self, call: cst.Call) -> bool:
-        """``create_vm.invoke({})`` where ``create_vm`` is a LangChain tool: a function
-        decorated ``@tool``, or a name bound to ``tool(...)`` / ``StructuredTool.from_function(...)``
-        (here or in an enclosing function)."""
+        """``create_vm.invoke({})`` where ``create_vm`` is a framework's tool object (a
+        model's ``tool_run_methods``): a function decorated as a tool, or a name bound to
+        ``tool(...)`` or a model's tool factory (here or in an enclosing function)."""
         func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value in _TOOL_RUN_METHODS):
+        if not (isinstance(func, cst.Attribute) and func.attr.value in self.vocab.tool_run_methods):
             return False
         receiver = func.value
         if not isinstance(receiver, cst.Name):
@@ -578,7 +576,7 @@ class Evidence(Context):
         ``@tool`` function, or a project function returning one (``make_tools()``)."""
         for inner in self._profile(value).calls:
             qualified = self.qualified(inner)
-            if self.vocab.matches("tool-decorators", qualified) or last_segment(qualified) == "from_function":
+            if self.vocab.matches("tool-decorators", qualified) or self.vocab.is_tool_factory(qualified):
                 return True
             target = self.project.resolve(inner.func, self.fn)
             if target is not None and (target.is_tool or _returns_tool(target)):

@@ -17,10 +17,10 @@ A function's body is kept when any of these holds (decided on CPython's tree):
 * its own words show any evidence group, even alone (a summary, checkpoint,
   resume, compaction or reconciliation word: the compaction rules read every
   function of a module that mentions summaries), or concurrency and graph
-  words (threads, tasks, executors, callbacks, locks, ``add_node``,
-  ``interrupt``) that SG203/SG304 and the LangGraph facts read;
+  words (threads, tasks, executors, callbacks, locks, and the framework models'
+  node registrations and pauses) that SG203/SG304 and the graph facts read;
 * it imports something (imports anywhere count for the whole module);
-* its name is passed to some ``add_node(...)`` call of the run (a graph node
+* its name is passed to some node registration of the run (``add_node(...)``: a graph node
   of a summarizing module becomes relevant after parsing), or a relevant
   function calls it by that name (the evidence of a call reads one level into
   an unanalyzed callee's body: does it call a tool, return one).
@@ -42,19 +42,19 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: Words that keep a body for the concurrency and graph facts, whatever else it says.
 _CONCURRENCY = (
     "Thread", "thread", "create_task", "ensure_future", "TaskGroup", "submit", "xecutor", "allback",
-    "lock", "Lock", "acquire", "flock", "add_node", "interrupt", "Send", "Command",
+    "lock", "Lock", "acquire", "flock",
 )
 
 
-def graph_nodes(trees: Iterable[ast.Module]) -> set[str]:
-    """Names passed to any ``add_node(...)`` call."""
+def graph_nodes(trees: Iterable[ast.Module], registrations: frozenset[str]) -> set[str]:
+    """Names passed to any node registration (a framework model's ``add_node(...)``)."""
     names: set[str] = set()
     for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 func = node.func
                 name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-                if name == "add_node":
+                if name in registrations:
                     for arg in [*node.args, *(k.value for k in node.keywords)]:
                         if isinstance(arg, ast.Name):
                             names.add(arg.id)
@@ -69,9 +69,9 @@ def graph_nodes(trees: Iterable[ast.Module]) -> set[str]:
 Skeleton = tuple
 
 
-def file_graph_nodes(tree: ast.Module) -> set[str]:
+def file_graph_nodes(tree: ast.Module, registrations: frozenset[str]) -> set[str]:
     """:func:`graph_nodes` of one module."""
-    return graph_nodes([tree])
+    return graph_nodes([tree], registrations) if registrations else set()
 
 
 def skeleton(text: str, tree: ast.Module) -> Skeleton:

@@ -42,7 +42,7 @@ _TEXT = {
 #: The same groups spelled as code words (no punctuation).
 _WORDS = {
     "E": ("ReconciliationError",),
-    "R": ("resum", "rehydrat", "restor", "recover", "langgraph"),
+    "R": ("resum", "rehydrat", "restor", "recover"),
     # "partial" and "generation" alone are functools.partial and GC generations:
     # in code words they only count next to a checkpoint word (see _Groups.decide).
     "S": ("summar", "Summar", "verbatim_refs", "drop_manifest"),
@@ -94,8 +94,8 @@ class _Groups:
             return True
         if self.framework and any(w in text for w in self.framework) and any(w in text for w in self.summarizers):
             return True  # a framework's own words next to one of its summarizers (its model says both)
-        if "langgraph" in text and any(w in text for w in self.interrupts):
-            return True
+        if any(w in text for w in self.interrupts) and any(w in text for w in self.framework):
+            return True  # a pause of a framework's node: the node re-runs from its start on resume
         resume = self.has("R", text)
         summary = self.has("S", text)
         checkpoint = summary and resume or self.has("C", text)
@@ -137,6 +137,11 @@ class Prefilter:
             for p in m.vocabulary.get(c, ())
         }
         self._resume_methods = frozenset(n for m in vocabulary.frameworks for n in m.resume_methods)
+        #: Words of graph structure the models name: node registrations, resume inputs.
+        self._model_words = tuple(sorted(
+            {n for m in vocabulary.frameworks for n in m.node_registrations}
+            | {w for m in vocabulary.frameworks for p in m.resume_input_types if (w := _word(p))}
+        ))
         for groups in (self._text, self._words):
             groups.framework = framework
             groups.summarizers = tuple(sorted(w for w in summarizers if w and len(w) >= 4))
@@ -166,7 +171,7 @@ class Prefilter:
         """Whether code words show any evidence group at all, even alone (see :mod:`.outline`)."""
         groups = self._words
         return any(groups.has(group, words) for group in ("E", "R", "S", "C", "K", "G", "T")) or any(
-            w in words for w in self._interrupt_words
+            w in words for w in (*self._interrupt_words, *self._model_words)
         )
 
     def wanted_by_plugin(self, text: str) -> bool:

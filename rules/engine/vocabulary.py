@@ -40,15 +40,12 @@ DEFAULTS: Mapping[str, tuple[str, ...]] = {
         "rehydrate_summary",
         "resume_from_summary",
     ),
-    "resume-inputs": ("langgraph.types.Command",),
+    "resume-inputs": (),
     "summary-types": (f"{_GUARD}.Summary", f"{_GUARD}.model.Summary"),
     "checkpointers": (),
     "interrupt-calls": (),
     "tool-calls": (),
     "tool-decorators": (
-        "langchain_core.tools.tool",
-        "langchain.tools.tool",
-        "langchain.agents.tool",
         "agents.function_tool",
         "crewai.tools.tool",
         "smolagents.tool",
@@ -120,11 +117,16 @@ class Vocabulary:
     #: Framework models that could not be read (an unknown key...): the run cannot go on.
     model_errors: tuple[str, ...] = ()
     _matchers: dict[str, NameMatcher] = field(default_factory=dict, repr=False, compare=False)
+    _tool_run_methods: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    _tool_factories: NameMatcher = field(default_factory=lambda: NameMatcher(()), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for category in CATEGORIES:
             self._matchers[category] = NameMatcher(self.entries.get(category, ()))
         self._matchers["reconciliation-errors"] = NameMatcher(RECONCILIATION_ERRORS)
+        run_methods = frozenset(n for m in self.frameworks for n in m.tool_run_methods)
+        object.__setattr__(self, "_tool_run_methods", run_methods)
+        object.__setattr__(self, "_tool_factories", NameMatcher(n for m in self.frameworks for n in m.tool_factories))
 
     @classmethod
     def build(
@@ -164,6 +166,15 @@ class Vocabulary:
         merged["checkpoint-writes"].extend(checkpoint_writes)
         entries = {c: tuple(sorted(set(v))) for c, v in merged.items()}
         return cls(entries, tuple(problems), tuple(models), tuple(model_errors))
+
+    @property
+    def tool_run_methods(self) -> frozenset[str]:
+        """Methods that run a framework's tool object (from the framework models)."""
+        return self._tool_run_methods
+
+    def is_tool_factory(self, qualified_name: str) -> bool:
+        """Whether ``qualified_name`` makes a tool object of a function (a model's ``tool_factories``)."""
+        return self._tool_factories(qualified_name)
 
     def matches(self, category: str, qualified_name: str | None) -> bool:
         """Whether ``qualified_name`` is in ``category`` (exact name or pattern)."""

@@ -174,7 +174,7 @@ def test_a_long_boolean_chain_in_a_lookup_test_does_not_recurse(
         def resume_turn(checkpoint, flag):
             ctx = checkpoint.resume_context()
             if {chain} or ctx.get("sandbox") is None:
-                open_sandbox("main")
+                sandbox = open_sandbox("main")
         """,
     )
     assert [code for _, code in codes] == ["SG201"]
@@ -198,7 +198,7 @@ def test_missing_side_through_not_and_boolean_operators(analyzer: Analyzer, test
         def resume_turn(checkpoint, flag, a, b):
             ctx = checkpoint.resume_context()
             if {test}:
-                open_sandbox("main")
+                h = open_sandbox("main")
         """,
     )
     assert [code for _, code in codes] == expected
