@@ -721,7 +721,7 @@ class _Analysis:
                 continue  # an exception message, not a record
             for expr in expressions_of(stmt):
                 for record, passed in self._outermost_records(expr, view):
-                    how = "passed on" if passed else self._leaves(record, stmt, view)
+                    how = "passed to a call" if passed else self._leaves(record, stmt, view)
                     if isinstance(stmt, (cst.Assign, cst.AnnAssign)) and stmt.value is record:
                         targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
                         for t in targets:
@@ -742,7 +742,7 @@ class _Analysis:
                     bound.get(n) is record for n in _names(b[0]))]
                 if not any(h for _, _, h in wrappers):
                     continue
-                how = "carried out by a wrapper"
+                how = "inside a wrapper"
             kept.append((record, stmt, how))
         self._records[fn] = kept
         return kept
@@ -762,7 +762,7 @@ class _Analysis:
                 if isinstance(t, (cst.Attribute, cst.Subscript)):
                     return f"stored into `{_code(t)}`"
                 if isinstance(t, cst.Name) and t.value in view.escapes:
-                    return f"leaves the function as `{t.value}`"
+                    return f"as `{t.value}`"
             return ""
         if isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.Yield, cst.Await)):
             return "yielded"
@@ -855,7 +855,7 @@ class _Analysis:
         source = self.source_call(record, view)
         if source is not None:
             steps.append(Step(path, source, f"summarizer output: `{dotted(source.func) or 'call'}()`"))
-        steps.append(Step(path, record, f"the record holding it is {how}"))
+        steps.append(Step(path, record, f"the record holding it leaves the function: {how}"))
         if view.compaction_named or _SUMMARY_WORD.search(class_name) or any(_SUMMARY_WORD.search(k) for k in keys):
             steps.append(Step(path, record, "named like a summary", NAME))
         trace = tuple(steps)
