@@ -89,6 +89,14 @@ def summaryguard_resolve_violation(error: Any, checkpoint: Any) -> Any:
 
 
 @hookimpl
+def summaryguard_lint_rules() -> list[type]:
+    # The room's own rules (SG203); they import the analyzer, so only the analyzer asks.
+    from .rules import rules
+
+    return rules()
+
+
+@hookimpl
 def summaryguard_frameworks() -> Iterable[Mapping[str, Any]]:
     # The room's analyzer model (pure data); its vocabulary reaches the analyzer this way.
     from .model import MODEL

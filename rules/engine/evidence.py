@@ -493,12 +493,12 @@ class Evidence(Context):
         return any(self.summary_involved(v) for v in self.assigned.get(name, ()))
 
     def is_interrupt(self, call: cst.Call) -> bool:
-        """A call that pauses a graph node (``langgraph.types.interrupt``, through an
+        """A call that pauses a graph node (the vocabulary's ``interrupt-calls``, through an
         import) or a project function that makes one. A local function that happens
         to be called ``interrupt`` is neither."""
         callee = self.resolve(call)
         if callee is not None:
-            return self.summary_of(callee).interrupts
+            return self.summary_of(callee).pauses
         return self._through_import(call) and self.vocab.matches("interrupt-calls", self.qualified(call))
 
     def is_tool_call(self, call: cst.Call) -> bool:

@@ -50,11 +50,11 @@ def plugin_rules() -> list[type[LintRule]]:
 
 
 def all_rules(use_plugins: bool = True) -> list[type[LintRule]]:
-    """Built-in rules sorted by code, then plugin rules sorted by code."""
+    """Built-in rules and (with ``use_plugins``) plugin rules, framework rooms' included, sorted by code."""
     rules = list(builtin_rules())
     if use_plugins:
         rules.extend(r for r in plugin_rules() if r not in rules)
-    return rules
+    return sorted(rules, key=lambda r: r.code)
 
 
 def rule_doc(rule: type[LintRule] | LintRule) -> str:

@@ -17,7 +17,7 @@ from .evidence import Evidence
 from .findings import describe
 from .facts import SwallowedError
 from .flow import FlowAnalysis
-from .interrupts import calls_interrupt, tools_before_interrupt
+from .pauses import calls_pause, tools_before_pause
 from .project import FunctionInfo, Project
 from .rederive import rederivations
 from .summaries import BOTTOM, Site, Soft, Summary
@@ -41,7 +41,7 @@ class FunctionResult:
     consumed: set[Soft] = field(default_factory=set)
     direct: list[SwallowedError] = field(default_factory=list)
     rederive: list[tuple[cst.Call, str]] = field(default_factory=list)
-    #: Tool calls that re-run when the node resumes after an ``interrupt()`` (SG203).
+    #: Tool calls that re-run when the node resumes after a pause (see :mod:`.pauses`).
     reruns: list[tuple[cst.Call, cst.Call]] = field(default_factory=list)
     callees: set[FunctionInfo] = field(default_factory=set)
 
@@ -89,14 +89,14 @@ def _analyze(fn: FunctionInfo, project: Project, summaries: dict[FunctionInfo, S
     evidence = Evidence(fn, project, summaries)
     flow = FlowAnalysis(evidence).run()
     summary = flow.summary()
-    interrupts = calls_interrupt(evidence)
-    if interrupts:
-        summary = replace(summary, interrupts=True)
+    pauses = calls_pause(evidence)
+    if pauses:
+        summary = replace(summary, pauses=True)
     found = rederivations(evidence)
     return FunctionResult(
         fn=fn,
         summary=summary,
-        reruns=tools_before_interrupt(evidence) if interrupts else [],
+        reruns=tools_before_pause(evidence) if pauses else [],
         sites=flow.sites,
         consumed=flow.consumed,
         direct=flow.direct,

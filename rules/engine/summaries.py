@@ -69,8 +69,8 @@ class Summary:
     calls_tool: bool = False
     #: It makes no calls at all (a plain accessor is never a tool).
     pure: bool = True
-    #: Calling it may pause a graph node (LangGraph's ``interrupt()``), directly or through others.
-    interrupts: bool = False
+    #: Calling it may pause a graph node (a framework's ``interrupt-calls``), directly or through others.
+    pauses: bool = False
 
 
 BOTTOM = Summary()

@@ -1,9 +1,11 @@
-"""SG203's analysis: tool calls that run before a LangGraph ``interrupt()`` in the same node.
+"""Tool calls that run before a pause of a graph node, in the same node.
 
-When a graph resumes after ``interrupt()`` (``invoke(Command(resume=...))``),
-LangGraph re-executes the interrupted node *from its start*: every call before
-the ``interrupt()`` runs again. A tool call there obtains its fact a second
-time, from a world that has moved on: a re-derivation.
+A pause (a call of the vocabulary's ``interrupt-calls``: a framework model names
+them, LangGraph's ``interrupt()``, say) stops a node for outside input; when the
+graph resumes, the framework re-executes the paused node *from its start*: every
+call before the pause runs again. A tool call there obtains its fact a second
+time, from a world that has moved on: a re-derivation (reported by the rule of
+the framework's room, SG203 for LangGraph).
 
 A may-analysis over the structured statements of one function: the state at a
 point is the set of tool calls that can have run on *some* path reaching it
@@ -32,22 +34,22 @@ from .evidence import Evidence
 from .names import dotted, last_segment
 from .syntax import Stmt, calls_in, expressions_of, is_none, iter_exprs, statements, walk_statements
 
-__all__ = ["calls_interrupt", "tools_before_interrupt"]
+__all__ = ["calls_pause", "tools_before_pause"]
 
 _EMPTY: frozenset[cst.Call] = frozenset()
 _CACHE_WRITES = frozenset({"put", "aput", "set", "aset", "setdefault", "update", "add", "save", "write", "mset"})
 
 
-def calls_interrupt(ev: Evidence) -> bool:
+def calls_pause(ev: Evidence) -> bool:
     """Whether the function itself pauses its node (for its summary)."""
     return any(ev.is_interrupt(c) for stmt in walk_statements(ev.fn.body) for e in expressions_of(stmt)
                for c in calls_in(e))
 
 
-def tools_before_interrupt(ev: Evidence) -> list[tuple[cst.Call, cst.Call]]:
+def tools_before_pause(ev: Evidence) -> list[tuple[cst.Call, cst.Call]]:
     """(tool call, the first interrupt it precedes) for every tool call that can
     run before an ``interrupt()`` of the same function (call it only for a
-    function that :func:`calls_interrupt`)."""
+    function that :func:`calls_pause`)."""
     if ev.fn.is_module:
         return []
     walker = _Walker(ev)
