@@ -10,7 +10,7 @@ Modules, one job each: :mod:`.vocabulary` (names), :mod:`.prefilter` (text
 scan), :mod:`.names` (imports -> qualified names), :mod:`.project` (index and
 call resolution), :mod:`.evidence` (what values and calls are),
 :mod:`.conditions` (what a test proves), :mod:`.flow` (dominating checks),
-:mod:`.rederive` (SG201's shapes), :mod:`.summaries` / :mod:`.solver`
+:mod:`.rederive` (SG201's shapes), :mod:`.behaviour` / :mod:`.solver`
 (function summaries to a fixed point), :mod:`.model` (verdicts by node),
 :mod:`.base` (the rule class), :mod:`.registry` (which rules exist),
 :mod:`.analyzer` (the driver).

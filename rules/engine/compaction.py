@@ -50,7 +50,7 @@ from .facts import NAME, Fact, Recompaction, Step, SummaryRecord, UnserializedWr
 from .flow import FlowAnalysis, State
 from .names import dotted, last_segment
 from .project import FunctionInfo, ModuleInfo, Project
-from .summaries import Summary
+from .behaviour import FunctionSummary
 from .syntax import Stmt, calls_in, child_blocks, children, expressions_of, iter_exprs, statements, walk_statements
 
 __all__ = ["compaction_facts"]
@@ -310,7 +310,7 @@ class _Calls:
 
 
 class _Analysis:
-    def __init__(self, project: Project, summaries: Mapping[FunctionInfo, Summary]) -> None:
+    def __init__(self, project: Project, summaries: Mapping[FunctionInfo, FunctionSummary]) -> None:
         self.project = project
         self.vocab = project.vocabulary
         self.summaries = summaries
@@ -1431,7 +1431,7 @@ class _RecompactionFlow(FlowAnalysis):
 # -- entry point ----------------------------------------------------------------------------
 
 
-def compaction_facts(project: Project, summaries: Mapping[FunctionInfo, Summary]) -> list[Fact]:
+def compaction_facts(project: Project, summaries: Mapping[FunctionInfo, FunctionSummary]) -> list[Fact]:
     """SG301-SG304 facts of every module of ``project``."""
     analysis = _Analysis(project, summaries)
     facts: list[Fact] = []

@@ -24,7 +24,7 @@ from .conditions import ALL_KINDS, DEPS, GENERATION, PARTIAL, Context
 from .facts import NAME, VALUE, Step
 from .names import dotted, last_segment, shown
 from .project import FunctionInfo, Project
-from .summaries import BOTTOM, Soft, Summary
+from .behaviour import BOTTOM, Soft, FunctionSummary
 from .syntax import calls_in, expressions_of, identifiers, is_none, iter_exprs, key_read, walk_statements
 
 __all__ = ["Evidence", "Requirement"]
@@ -115,7 +115,7 @@ class _Profile:
 class Evidence(Context):
     """Everything known about one function's values, and the call recognizers."""
 
-    def __init__(self, fn: FunctionInfo, project: Project, summaries: Mapping[FunctionInfo, Summary]) -> None:
+    def __init__(self, fn: FunctionInfo, project: Project, summaries: Mapping[FunctionInfo, FunctionSummary]) -> None:
         self.fn = fn
         self.project = project
         self.vocab = project.vocabulary
@@ -133,7 +133,7 @@ class Evidence(Context):
         self._resolved: dict[cst.Call, FunctionInfo | None] = {}
         self._profiles: dict[cst.CSTNode, _Profile] = {}
         self._collect()
-        #: Summary objects by usage (``.verbatim_refs`` / ``.generation`` read, a summary type):
+        #: FunctionSummary objects by usage (``.verbatim_refs`` / ``.generation`` read, a summary type):
         #: resumed state on their own. ``summary_like`` adds names and word-level flow.
         self.summary_objects: set[str] = set()
         self.summary_like = self._summary_like()
@@ -350,7 +350,7 @@ class Evidence(Context):
         """Does ``value`` come from a resume (by data flow, not by name)?"""
         for node in self._profile(value).calls:
             callee = self.resolve(node)
-            if callee is not None and self.summary_of(callee).returns_resumed:
+            if callee is not None and self.behaviour(callee).returns_resumed:
                 return True
             if self.resume_requirement(node) is not None:
                 return True
@@ -367,7 +367,7 @@ class Evidence(Context):
             self.callees.add(found)
         return found
 
-    def summary_of(self, fn: FunctionInfo) -> Summary:
+    def behaviour(self, fn: FunctionInfo) -> FunctionSummary:
         return self.summaries.get(fn, BOTTOM)
 
     def qualified(self, call: cst.Call) -> str:
@@ -383,7 +383,7 @@ class Evidence(Context):
         if callee is not None:
             if callee.is_guarded:
                 return ALL_KINDS
-            return self.summary_of(callee).establishes
+            return self.behaviour(callee).establishes
         qualified = self.qualified(call)
         if self.vocab.matches("validators", qualified) and (self._through_import(call) or "." in qualified):
             return ALL_KINDS
@@ -392,12 +392,12 @@ class Evidence(Context):
     def validator_softs(self, call: cst.Call) -> frozenset[Soft]:
         """Soft checks inside the callee that reach its caller (an ``assert`` in a validator)."""
         callee = self.resolve(call)
-        return self.summary_of(callee).soft if callee is not None else frozenset()
+        return self.behaviour(callee).soft if callee is not None else frozenset()
 
     def always_raises(self, call: cst.Call) -> bool:
         callee = self.resolve(call)
         if callee is not None:
-            return self.summary_of(callee).always_raises
+            return self.behaviour(callee).always_raises
         return self.qualified(call) in lexicon.EXIT_CALLS
 
     def resume_requirement(self, call: cst.Call) -> Requirement | None:
@@ -407,7 +407,7 @@ class Evidence(Context):
         if callee is not None:
             if callee.is_guarded:
                 return Requirement(frozenset(), f"`{callee.name}()` (guarded by resume_guard)")
-            summary = self.summary_of(callee)
+            summary = self.behaviour(callee)
             if summary.resumes:
                 step = Step(path, call, f"`{callee.name}()` resumes from summary state inside it")
                 return Requirement(summary.needs, f"`{callee.name}()` (which resumes inside)", (step,))
@@ -498,7 +498,7 @@ class Evidence(Context):
         to be called ``interrupt`` is neither."""
         callee = self.resolve(call)
         if callee is not None:
-            return self.summary_of(callee).pauses
+            return self.behaviour(callee).pauses
         return self._through_import(call) and self.vocab.matches("interrupt-calls", self.qualified(call))
 
     def is_tool_call(self, call: cst.Call) -> bool:
@@ -515,7 +515,7 @@ class Evidence(Context):
             return True
         callee = self.resolve(call)
         if callee is not None:
-            summary = self.summary_of(callee)
+            summary = self.behaviour(callee)
             if callee.is_tool or summary.calls_tool:
                 return True
             return summary is self.project.unknown and self._calls_tool_directly(callee)
@@ -527,7 +527,7 @@ class Evidence(Context):
         function known to be an accessor, a validator, a predicate or a resume."""
         callee = self.resolve(call)
         if callee is not None:
-            summary = self.summary_of(callee)
+            summary = self.behaviour(callee)
             if summary is not self.project.unknown and (
                 summary.pure or callee.is_guarded or summary.resumes or summary.establishes or summary.predicate
             ):
@@ -600,7 +600,7 @@ class Evidence(Context):
     def _tool_by_evidence(self, call: cst.Call) -> bool:
         callee = self.resolve(call)
         if callee is not None:
-            return callee.is_tool or self.summary_of(callee).calls_tool
+            return callee.is_tool or self.behaviour(callee).calls_tool
         return self._runs_tool_object(call) or self.vocab.matches("tool-calls", self.qualified(call))
 
     # -- conditions.Context --------------------------------------------------------------
@@ -613,4 +613,4 @@ class Evidence(Context):
         callee = self.resolve(call)
         if callee is None:
             return None
-        return self.summary_of(callee).predicate or None
+        return self.behaviour(callee).predicate or None

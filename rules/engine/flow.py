@@ -41,7 +41,7 @@ from .conditions import ALL_KINDS, Context, Facts, classify
 from .facts import SwallowedError
 from .evidence import Evidence, Requirement
 from .names import dotted, last_segment
-from .summaries import SOFT_CHECK, SWALLOW, Site, Soft, Summary
+from .behaviour import SOFT_CHECK, SWALLOW, Site, Soft, FunctionSummary
 from .syntax import Stmt, bool_literal, calls_in, is_none, iter_exprs, statements, walk_statements
 
 __all__ = ["FlowAnalysis", "State"]
@@ -228,7 +228,7 @@ class FlowAnalysis:
             )
         )
 
-    def summary(self) -> Summary:
+    def summary(self) -> FunctionSummary:
         assert self.outcome is not None
         out = self.outcome
         exits = join([out.fall, *(s for s, _ in out.returns)])
@@ -236,7 +236,7 @@ class FlowAnalysis:
         soft = frozenset(s for s in exits.soft if s.kind not in exits.hard) if exits is not None else frozenset()
         ev = self.ev
         calls = [c for stmt in walk_statements(self.fn.body) for c in _own_calls(stmt)]
-        return Summary(
+        return FunctionSummary(
             establishes=establishes if not self.fn.is_module else _NONE,
             soft=soft if not self.fn.is_module else frozenset(),
             always_raises=exits is None and self._raises_for_real(),

@@ -20,7 +20,7 @@ from .facts import Fact, Rederivation, RerunBeforePause, SoftCheck, SwallowedErr
 from .names import dotted
 from .project import ModuleInfo, Project
 from .solver import FunctionResult, callers_of
-from .summaries import SOFT_CHECK, Soft
+from .behaviour import SOFT_CHECK, Soft
 
 __all__ = ["FileModel", "build_models"]
 

@@ -20,10 +20,10 @@ from .flow import FlowAnalysis
 from .pauses import calls_pause, tools_before_pause
 from .project import FunctionInfo, Project
 from .rederive import rederivations
-from .summaries import BOTTOM, Site, Soft, Summary
+from .behaviour import BOTTOM, Site, Soft, FunctionSummary
 
 #: The summary of a function not worth analyzing: it makes calls, nothing else is known.
-UNKNOWN = Summary(pure=False)
+UNKNOWN = FunctionSummary(pure=False)
 
 __all__ = ["FunctionResult", "solve"]
 
@@ -36,7 +36,7 @@ class FunctionResult:
     """The final analysis of one function."""
 
     fn: FunctionInfo
-    summary: Summary
+    summary: FunctionSummary
     sites: dict[cst.Call, Site] = field(default_factory=dict)
     consumed: set[Soft] = field(default_factory=set)
     direct: list[SwallowedError] = field(default_factory=list)
@@ -50,7 +50,7 @@ def solve(project: Project, failed: dict[str, str] | None = None) -> dict[Functi
     """Final analyses of every function. A function whose analysis fails marks its
     file in ``failed`` (path -> message) and counts as knowing nothing."""
     failed = {} if failed is None else failed
-    summaries: dict[FunctionInfo, Summary] = {}
+    summaries: dict[FunctionInfo, FunctionSummary] = {}
     results: dict[FunctionInfo, FunctionResult] = {}
     callers: dict[FunctionInfo, set[FunctionInfo]] = {}
     visits: dict[FunctionInfo, int] = {}
@@ -85,7 +85,7 @@ def solve(project: Project, failed: dict[str, str] | None = None) -> dict[Functi
     return results
 
 
-def _analyze(fn: FunctionInfo, project: Project, summaries: dict[FunctionInfo, Summary]) -> FunctionResult:
+def _analyze(fn: FunctionInfo, project: Project, summaries: dict[FunctionInfo, FunctionSummary]) -> FunctionResult:
     evidence = Evidence(fn, project, summaries)
     flow = FlowAnalysis(evidence).run()
     summary = flow.summary()

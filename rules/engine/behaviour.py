@@ -1,4 +1,6 @@
-"""Function summaries: what calling a function means for the resume invariant.
+"""Function behaviour summaries: what calling a function means for the resume invariant.
+
+(Named ``FunctionSummary``, never ``Summary``: that word is the agent's lossy summary.)
 
 A call site is judged by its callee's summary, so a validator written by the
 user (``def verify(checkpoint, deps): ... raise``) protects a resume in
@@ -15,7 +17,7 @@ import libcst as cst
 
 from .facts import Step
 
-__all__ = ["BOTTOM", "SOFT_CHECK", "SWALLOW", "Site", "Soft", "Summary"]
+__all__ = ["BOTTOM", "SOFT_CHECK", "SWALLOW", "FunctionSummary", "Site", "Soft"]
 
 #: A check that cannot stop a resume (it logs, warns, sets a flag, or asserts).
 SOFT_CHECK = "soft-check"
@@ -48,7 +50,7 @@ class Soft:
 
 
 @dataclass(frozen=True)
-class Summary:
+class FunctionSummary:
     """What a call of the function guarantees, needs and does."""
 
     #: Kinds guaranteed after the call returns normally (a validator: all three).
@@ -73,7 +75,7 @@ class Summary:
     pauses: bool = False
 
 
-BOTTOM = Summary()
+BOTTOM = FunctionSummary()
 
 
 @dataclass(eq=False)
