@@ -19,9 +19,10 @@ import re
 
 __all__ = ["KNOWN_TARGETS", "TargetError", "normalize_target", "target_from_requires_python"]
 
-#: libcst's ``KNOWN_PYTHON_VERSION_STRINGS``, oldest first.
+#: libcst's ``KNOWN_PYTHON_VERSION_STRINGS`` (1.9), oldest first. An older libcst that
+#: lacks the newest is given the newest grammar it has (see ``engine.grammar.parser_config``).
 KNOWN_TARGETS: tuple[str, ...] = (
-    "3.0", "3.1", "3.3", "3.5", "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14",
+    "3.0", "3.1", "3.3", "3.5", "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15",
 )
 
 _WRITTEN = re.compile(r"^(?:py3(?P<short>\d{1,2})|(?P<major>3)\.(?P<minor>\d{1,2}))$")

@@ -68,7 +68,16 @@ def newest_target() -> str:
 
 @functools.lru_cache(maxsize=None)
 def parser_config(target: str | None) -> cst.PartialParserConfig:
-    return cst.PartialParserConfig(python_version=target or newest_target())
+    """libcst's configuration for ``target`` (None: the newest it knows; a version newer
+    than this libcst knows: the newest it knows that is not newer)."""
+    from libcst._parser.types.config import KNOWN_PYTHON_VERSION_STRINGS
+
+    def key(version: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in version.split("."))
+
+    wanted = target or newest_target()
+    known = [v for v in KNOWN_PYTHON_VERSION_STRINGS if key(v) <= key(wanted)]
+    return cst.PartialParserConfig(python_version=known[-1] if known else KNOWN_PYTHON_VERSION_STRINGS[0])
 
 
 # -- libcst, with CPython's reading of tabs ----------------------------------------------
