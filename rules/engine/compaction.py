@@ -801,7 +801,10 @@ class _Analysis:
                 return True
             if not name or not name[0].isupper():
                 return False
-            # A chat message holding a summary is context, unless its role says it is the summary.
+            # A chat message holding a summary is context, unless its role says it is the summary:
+            # a message by its class name, or by what it is built with (a ``role=``).
+            if any(a.keyword is not None and a.keyword.value == "role" for a in node.args):
+                return _summary_role(node)
             return not _NOT_RECORD_CLASS.search(name) or (name.endswith("Message") and _summary_role(node))
         return False
 

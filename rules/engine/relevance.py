@@ -52,6 +52,17 @@ class FileScan:
     functions: dict[str, FunctionWords]
 
 
+_INSTRUCTION_WORDS = ("summar", "condens", "compact", "compress")
+
+
+def _asks_for_a_summary(text: str) -> bool:
+    """Prose (not an identifier) that asks for a summary: ``"Summarize the conversation"``."""
+    if " " not in text:
+        return False
+    lowered = text.lower()
+    return any(word in lowered for word in _INSTRUCTION_WORDS)
+
+
 def scan(tree: ast.Module, module_name: str) -> FileScan:
     """Depth, code words and per-function words of one module, iteratively."""
     deepest = 0
@@ -72,6 +83,11 @@ def scan(tree: ast.Module, module_name: str) -> FileScan:
                     if part.isidentifier():
                         words.append(part)
                         owner.words.add(part)
+            if isinstance(value, str) and attr == "value" and _asks_for_a_summary(value):
+                # a prompt that asks for a summary is evidence of compaction, whatever the
+                # code's names are (string contents survive renaming)
+                words.append("summarize")
+                owner.words.add("summarize")
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
