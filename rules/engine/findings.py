@@ -14,11 +14,17 @@ __all__ = ["FileError", "Finding", "TraceStep", "describe", "finding_from_row", 
 
 @dataclass(frozen=True, order=True)
 class TraceStep:
-    """One link of a finding's evidence chain (source, checks, sink), placed in a file."""
+    """One link of a finding's evidence chain (source, checks, sink), placed in a file.
+
+    ``basis`` is the link's :attr:`.facts.Step.basis`: ``"value"`` (a value's
+    flow or use) or ``"name"`` (a name pattern only). It is not part of the
+    step's identity, nor of the JSON and SARIF formats (their schema is fixed);
+    the metamorphic tests read it through :attr:`Finding.rests_on_flow`."""
 
     path: str
     line: int
     note: str
+    basis: str = field(default="value", compare=False)
 
 
 @dataclass(frozen=True, order=True)
@@ -39,6 +45,13 @@ class Finding:
     trace: tuple[TraceStep, ...] = field(default=(), compare=False)
 
     @property
+    def rests_on_flow(self) -> bool:
+        """Whether a link of the evidence chain before the sink (the last step, the
+        reported node itself) is a value's flow; a finding with no such link rests
+        on names alone (SPEC §3.1.1: renaming may remove it)."""
+        return any(step.basis == "value" for step in self.trace[:-1])
+
+    @property
     def sort_key(self) -> tuple[str, int, int, str]:
         """The order reports use: by file, position, then code."""
         return (self.path, self.line, self.column, self.code)
@@ -50,7 +63,7 @@ _ROW_TYPES = (str, int, int, int, int, str, str, str)
 def finding_row(finding: Finding) -> list[object]:
     """A finding as JSON-ready data (the result cache stores these)."""
     f = finding
-    trace = [[s.path, s.line, s.note] for s in f.trace]
+    trace = [[s.path, s.line, s.note, s.basis] for s in f.trace]
     return [f.path, f.line, f.column, f.end_line, f.end_column, f.code, f.name, f.message, trace]
 
 
@@ -62,8 +75,8 @@ def finding_from_row(row: object) -> Finding | None:
         return None
     steps = []
     for step in row[-1]:
-        if not (isinstance(step, list) and len(step) == 3 and type(step[0]) is str and type(step[1]) is int
-                and type(step[2]) is str):
+        if not (isinstance(step, list) and len(step) == 4 and type(step[0]) is str and type(step[1]) is int
+                and type(step[2]) is str and type(step[3]) is str):
             return None
         steps.append(TraceStep(*step))
     return Finding(*row[:-1], trace=tuple(steps))
