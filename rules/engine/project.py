@@ -110,6 +110,8 @@ class Project:
         self.unknown: object = None
         #: Memo of :meth:`Evidence._calls_tool_directly` for unanalyzed functions.
         self.direct_tool_calls: dict[FunctionInfo, bool] = {}
+        #: :meth:`_visible` by module id.
+        self._visible_from: dict[int, frozenset[int]] = {}
         #: Which graph values summarize (set by :meth:`finish` when a framework model is loaded).
         self.graphs: GraphValues | None = None
 
@@ -273,16 +275,19 @@ class Project:
 
         Only those: a file's findings never depend on which other files are in the
         run (SPEC §3.1.1, locality), and the modules it imports are in every run."""
-        candidates = [
-            f for f in self._by_name.get(name, ())
-            if f.class_name is not None and (f.module is module or self._imports(module, f.module))
-        ]
+        candidates = [f for f in self._by_name.get(name, ()) if f.class_name is not None]
+        if len(candidates) > 1 or (candidates and candidates[0].module is not module):
+            visible = self._visible(module)
+            candidates = [f for f in candidates if id(f.module) in visible]
         return candidates[0] if len(candidates) == 1 else None
 
-    @staticmethod
-    def _imports(module: ModuleInfo, other: ModuleInfo) -> bool:
-        for qualified in module.imports.aliases.values():
-            for candidate in (qualified, qualified.rpartition(".")[0]):
-                if candidate and other.known_as(candidate):
-                    return True
-        return False
+    def _visible(self, module: ModuleInfo) -> frozenset[int]:
+        """``module`` and the project modules it imports (by id), computed once per module."""
+        found = self._visible_from.get(id(module))
+        if found is None:
+            names = {c for q in module.imports.aliases.values() for c in (q, q.rpartition(".")[0]) if c}
+            found = frozenset(
+                {id(module)} | {id(m) for m in self.modules if m is not module and any(m.known_as(n) for n in names)}
+            )
+            self._visible_from[id(module)] = found
+        return found
