@@ -105,6 +105,8 @@ _LOG_CALLS = frozenset({"debug", "info", "warning", "warn", "error", "exception"
 _PROTOCOL = frozenset({"generation", "partial", "verbatim_refs", "dropped"})
 #: Frameworks' own names for an earlier summary (langmem's ``running_summary``).
 _FRAMEWORK_SUMMARY = frozenset({"running_summary"})
+#: The summary protocol's own attribute (summaryguard's ``Checkpoint.summary``): a value, not a name.
+_PROTOCOL_SUMMARY = frozenset({"summary"})
 #: Attributes of a model response that are not its text (token usage, ids, metadata).
 _NOT_TEXT = frozenset(
     {"usage", "usage_metadata", "response_metadata", "id", "model", "model_name", "created", "finish_reason",
@@ -1016,7 +1018,8 @@ class _Analysis:
             if isinstance(n, cst.Attribute):
                 attr = n.attr.value
                 base = n.value
-                if attr in _FRAMEWORK_SUMMARY and not self.is_compactor(base, view):
+                if (attr in _FRAMEWORK_SUMMARY or attr in _PROTOCOL_SUMMARY) and not self.is_compactor(base, view) \
+                        and not (isinstance(base, cst.Name) and base.value in view.tainted):
                     steps.append(Step(path, n, f"an earlier summary: `{_code(n)}`"))
                     return "state"
                 written = channels.get(("attr", attr))

@@ -220,6 +220,17 @@ class Evidence(Context):
                 self._note(name, None, f"`{name}` is named like summary state", NAME)
         return found
 
+    def _resumed_origin(self, name: str, value: cst.BaseExpression) -> Step:
+        """Where ``name`` shows it holds resumed state: a load, a read of the summary, a resume."""
+        path = self.fn.module.path
+        if self._rehydrates(value):
+            return Step(path, value, f"`{name}` is loaded from a checkpoint that carries a summary")
+        if not isinstance(value, cst.Call):
+            source = self.source(value)
+            if source is not None:
+                return Step(path, value, f"`{name}` holds summary state ({source.note})", source.basis)
+        return Step(path, value, f"`{name}` comes back from a resume")
+
     def _note(self, name: str, node: cst.CSTNode | None, note: str, basis: str = VALUE) -> None:
         """Record where ``name`` first shows what it is (a trace's source)."""
         if name not in self.origin:
@@ -272,9 +283,7 @@ class Evidence(Context):
                     if name not in self.resumed and self._is_resumed_value(value):
                         self.resumed.add(name)
                         changed = True
-                        how = "is loaded from a checkpoint that carries a summary" if self._rehydrates(value) else \
-                            "comes back from a resume"
-                        self.origin[name] = Step(self.fn.module.path, value, f"`{name}` {how}")
+                        self.origin[name] = self._resumed_origin(name, value)
             if not changed:
                 break
 

@@ -159,8 +159,8 @@ def test_generic_compaction_glob_with_a_second_vote() -> None:
 
 
 def test_recompaction_of_closure_summary_and_uncalled_parameter() -> None:
-    # SPEC 3.1.1: `checkpoint.summary` and a parameter called `previous_summary` are names only;
-    # the closure still finds the summary by value when the outer function reads it as one.
+    # `checkpoint.summary` is the summary protocol's attribute (a value), in the outer function
+    # and through its closure; a parameter called `previous_summary` is a name only.
     source = """
         def outer(llm, checkpoint):
             summary = checkpoint.summary
@@ -175,15 +175,15 @@ def test_recompaction_of_closure_summary_and_uncalled_parameter() -> None:
         def extend(llm, previous_summary, messages):
             return llm.invoke(f"Summarize, extending {previous_summary}: {messages}")
 
-        def outer_named_only(llm, checkpoint):
+        def outer_protocol_only(llm, checkpoint):
             summary = checkpoint.summary
 
             def inner(messages):
-                return llm.invoke(f"Summarize, extending {summary}: {messages}")
+                return llm.invoke(f"Summarize, extending {summary}: {messages}")  # expect
 
             return inner
     """
-    assert findings(source) == [(7, "SG303")]
+    assert findings(source) == [(7, "SG303"), (18, "SG303")]
 
 
 # -- SG304 ------------------------------------------------------------------------------------
