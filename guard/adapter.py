@@ -41,8 +41,17 @@ class DroppedRefLike(Protocol):
 class CheckpointAdapter(Protocol):
     """Reads one shape of checkpoint.
 
-    ``extract`` runs on every guarded call and must be cheap; the other two run
-    only when a resumed turn needs them.
+    ``extract`` runs on every guarded call and must be cheap, and so does
+    ``drop_manifest``, read once when a resumed turn starts (the turn keeps
+    that snapshot: later changes to the checkpoint do not reach it);
+    ``next_turn_deps`` runs when the guarded function names no dependencies.
+
+    Two optional declarations speed up the compiled wrapper, for adapters
+    that keep their promise: ``inline_attributes = True`` (``extract`` is the
+    seed's attribute reads, and ``drop_manifest`` reads
+    ``checkpoint.summary.drop_manifest``, so an empty one is seen inline) and
+    ``immutable = True`` (a checkpoint cannot change once made, so its
+    manifest is held as it is, not copied).
     """
 
     #: Shown in errors and debugging output.
@@ -57,5 +66,5 @@ class CheckpointAdapter(Protocol):
         ...
 
     def drop_manifest(self, checkpoint: Any) -> Iterable[DroppedRefLike]:
-        """What the checkpoint's summary dropped (empty when unknown)."""
+        """What the checkpoint's summary dropped (empty when unknown): a list or tuple of entries, never a mapping."""
         ...

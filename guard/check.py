@@ -28,11 +28,16 @@ _listening = False
 #: Checkpoint types whose adapter declares ``inline_attributes``: resume_guard's
 #: compiled wrapper reads the seed's attributes itself for these.
 _inline_types: set[type] = set()
+#: Checkpoint types whose adapter declares ``immutable``: a checkpoint of one
+#: cannot change once made (summaryguard's frozen ``Checkpoint``), so a turn
+#: may hold its drop manifest as it is instead of copying it.
+_frozen_types: set[type] = set()
 
 
 def _forget_adapters() -> None:
     _adapters.clear()
     _inline_types.clear()
+    _frozen_types.clear()
 
 
 def adapter_for(checkpoint: Any) -> CheckpointAdapter:
@@ -70,6 +75,8 @@ def _resolve(checkpoint: Any) -> CheckpointAdapter:
     _adapters[checkpoint_type] = adapter
     if getattr(adapter, "inline_attributes", False) is True:
         _inline_types.add(checkpoint_type)
+    if getattr(adapter, "immutable", False) is True:
+        _frozen_types.add(checkpoint_type)
     return adapter
 
 

@@ -10,16 +10,18 @@ accept the divergence on record; with no resolution, the error propagates.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, overload
 
-from .check import _SETS, _adapters, _inline_types, adapter_for, check_dep_names, deps_of, facts_of, normalize_deps, notify, violation
+from .check import _SETS, _adapters, _frozen_types, _inline_types, adapter_for, check_dep_names, deps_of, facts_of, normalize_deps, notify, violation
 from .errors import ReconciliationKind, SummaryReconciliationError
+from .handback import PLAIN, hand_back
 from .reconcile import AcceptDivergence, DivergenceRecord, Replay
-from .turn import ResumedTurn, _current
+from .turn import ResumedTurn, _current, snapshot_manifest, turn_of
 
 __all__ = ["resume_guard"]
 
@@ -63,10 +65,23 @@ def resume_guard(
     callable) whose value is None falls back to the checkpoint's own, as
     :func:`check_resume` does: None never means "check nothing".
 
-    Works on plain and ``async`` functions and methods, keeping name,
-    docstring and signature. Raises :class:`SummaryReconciliationError` before
-    the body runs on the first failing condition (summary present, generation
-    match, complete, every dependency verbatim) unless a plugin resolves it.
+    Works on plain and ``async`` functions and methods, generator functions,
+    partials and callable objects, keeping name, docstring and signature.
+    Raises :class:`SummaryReconciliationError` before the body runs on the
+    first failing condition (summary present, generation match, complete,
+    every dependency verbatim) unless a plugin resolves it.
+
+    The body runs inside a resumed turn (:mod:`summaryguard.guard.turn`),
+    and so does the work it hands back: a coroutine, generator, async
+    generator, function, method or partial it returns runs inside the turn
+    when it is awaited, iterated or called. The turn holds the drop manifest
+    as it was when the call was admitted. Called inside another turn, the
+    resume adds its checkpoint's drops to that turn's and never replaces
+    them: the inner turn refuses its own drops and whatever the outer turn
+    has not accepted. Acceptances belong to the turn they are made in (made
+    outside, they cover the outer drops inside too; made inside, they end
+    with the inner turn), and ``current_turn().divergences`` lists only the
+    turn's own records.
     """
     if fn is None:
         return functools.partial(resume_guard, deps=deps, checkpoint=checkpoint)
@@ -82,11 +97,9 @@ class _Guarded:
     """Everything decided once about one guarded function."""
 
     def __init__(self, fn: Callable[..., Any], deps: Any, checkpoint: str | None) -> None:
-        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
-            raise TypeError(
-                f"resume_guard cannot guard generator {_label(fn)}: its body runs after the call returns, "
-                "outside the resumed turn; guard the function that consumes it instead"
-            )
+        # A generator (function, or object whose __call__ is one) is guarded like any
+        # sync function: the check runs at the call, and the generator it returns is
+        # handed back so that its body runs inside the turn as it is iterated.
         self.fn = fn
         signature = inspect.signature(fn)
         params = list(signature.parameters.values())
@@ -118,19 +131,15 @@ class _Guarded:
         argument packing, no lookup call. Anything unusual (a violation, an
         adapter that raises, deps that need normalizing) goes to the generic
         path, which decides exactly the same way.
+
+        Either way, work the body hands back (a coroutine, generator, async
+        generator or function, see :mod:`summaryguard.guard.handback`) runs
+        inside the turn when it is awaited, iterated or called; a sync wrapper
+        around a coroutine function (a decorator that did not keep it async)
+        is one case of this.
         """
         fn = self.fn
         is_async = _is_async(fn)
-        if not is_async and _wraps_async(fn):
-            # A sync wrapper around a coroutine function (a decorator that did not
-            # keep it async): the body runs when the coroutine is awaited, so the
-            # turn must be entered again there.
-            call = self.call_returning_awaitable
-
-            def returning(*args: Any, **kwargs: Any) -> Any:
-                return call(args, kwargs)
-
-            return functools.wraps(fn)(returning)
         wrapper = _compile(self, is_async)
         if wrapper is None:
             call = self.call_async if is_async else self.call
@@ -149,12 +158,16 @@ class _Guarded:
     # -- the generic path ----------------------------------------------------------------
 
     def enter(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any], list[Any]]:
-        """Check the call; return the (possibly replayed) arguments and the turn cell."""
+        """Check the call; return the (possibly replayed) arguments and the turn cell.
+
+        The cell holds the drop manifest as it is now and the turn this call
+        runs inside, if any (see :mod:`summaryguard.guard.turn`).
+        """
         cp = self._get_checkpoint(args, kwargs)
         adapter = adapter_for(cp)
         facts, deps, error = self._read(args, kwargs, cp, adapter)
         if error is None and violation(facts, deps) is None:
-            return args, kwargs, [cp, adapter, None]
+            return args, kwargs, [cp, adapter, None, snapshot_manifest(adapter, cp), _current.get()]
         return self._slow_path(args, kwargs, cp, adapter, facts, deps, error)
 
     def _read(
@@ -174,30 +187,23 @@ class _Guarded:
         check_dep_names(deps)
         return facts, deps, None
 
-    def call_returning_awaitable(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         args, kwargs, cell = self.enter(args, kwargs)
         token = _current.set(cell)
         try:
             result = self.fn(*args, **kwargs)
         finally:
             _current.reset(token)
-        return _await_in_turn(cell, result) if inspect.isawaitable(result) else result
-
-    def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        args, kwargs, cell = self.enter(args, kwargs)
-        token = _current.set(cell)
-        try:
-            return self.fn(*args, **kwargs)
-        finally:
-            _current.reset(token)
+        return result if result.__class__ in PLAIN else hand_back(cell, result)
 
     async def call_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         args, kwargs, cell = self.enter(args, kwargs)
         token = _current.set(cell)
         try:
-            return await self.fn(*args, **kwargs)
+            result = await self.fn(*args, **kwargs)
         finally:
             _current.reset(token)
+        return result if result.__class__ in PLAIN else hand_back(cell, result)
 
     def _checkpoint_getter(self) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
         index, name, default, qualname = self.cp_index, self.cp_name, self.cp_default, _label(self.fn)
@@ -311,10 +317,12 @@ class _Guarded:
                     f"a summaryguard_resolve_violation hook returned {resolution!r}; "
                     "expected Replay, AcceptDivergence or None"
                 )
-        turn = ResumedTurn(cp, adapter, facts)
+        outer = _current.get()
+        dropped = snapshot_manifest(adapter, cp)
+        turn = ResumedTurn(cp, adapter, facts, dropped=dropped, outers=(turn_of(outer),) if outer is not None else ())
         for record in records:
             turn.record(record)
-        return args, kwargs, [cp, adapter, turn]
+        return args, kwargs, [cp, adapter, turn, dropped, outer]
 
     def _substitute(self, args: tuple[Any, ...], kwargs: dict[str, Any], cp: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if 0 <= self.cp_index < len(args):
@@ -330,27 +338,13 @@ def _label(fn: Any) -> str:
 
 
 def _is_async(fn: Any) -> bool:
-    """A coroutine function, or a partial of one, or an object whose ``__call__`` is one."""
+    """A coroutine function, or an object whose ``__call__`` is one, or a partial of either."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
     if inspect.iscoroutinefunction(fn):
         return True
     call = getattr(type(fn), "__call__", None)
     return not inspect.isroutine(fn) and inspect.iscoroutinefunction(call)
-
-
-def _wraps_async(fn: Any) -> bool:
-    try:
-        inner = inspect.unwrap(fn)
-    except ValueError:  # a __wrapped__ cycle
-        return False
-    return inner is not fn and inspect.iscoroutinefunction(inner)
-
-
-async def _await_in_turn(cell: list[Any], awaitable: Any) -> Any:
-    token = _current.set(cell)
-    try:
-        return await awaitable
-    finally:
-        _current.reset(token)
 
 
 def _locate(fn: Callable[..., Any], params: list[inspect.Parameter], wanted: str | None, role: str) -> tuple[str, int, Any]:
@@ -387,7 +381,7 @@ def _sg_make({closure}):
         try:
             _sg_deps = {deps}
             _sg_c = _sg_deps.__class__
-            if _sg_c is not list and _sg_c is not tuple and _sg_c is not set and _sg_c is not frozenset:
+            if _sg_c is not _sg_list and _sg_c is not _sg_tuple and _sg_c is not _sg_set and _sg_c is not _sg_frozenset:
                 _sg_ok = False  # strings, generators, None...: the generic path normalizes or refuses them
             elif _sg_cp.__class__ in _sg_inline:
                 # The seed's attribute shape, read inline (no adapter call);
@@ -397,8 +391,14 @@ def _sg_make({closure}):
                 _sg_gen = _sg_s.generation
                 _sg_ok = _sg_gen is not None and _sg_gen == _sg_cp.summary_generation and not _sg_s.partial
                 if _sg_ok:
+                    # The drop manifest as it is now: the turn must not see later edits.
+                    _sg_m = _sg_getattr(_sg_s, "drop_manifest", None)
+                    if not _sg_m:
+                        _sg_m = ()
+                    elif _sg_cp.__class__ not in _sg_frozen:
+                        _sg_m = _sg_snap(_sg_get(_sg_cp.__class__) or _sg_adapter_for(_sg_cp), _sg_cp)
                     _sg_refs = _sg_s.verbatim_refs
-                    if _sg_refs.__class__ is str:
+                    if _sg_refs.__class__ is _sg_str:
                         _sg_ok = False  # "a" in "abc": the generic path refuses a string of refs
                     else:
                         for _sg_d in _sg_deps:
@@ -409,7 +409,7 @@ def _sg_make({closure}):
                 _sg_adapter = _sg_get(_sg_cp.__class__) or _sg_adapter_for(_sg_cp)
                 _sg_t, _sg_rec, _sg_has, _sg_gen, _sg_partial, _sg_refs = _sg_adapter.extract(_sg_cp)
                 _sg_ok = _sg_has and _sg_gen is not None and _sg_gen == _sg_rec and not _sg_partial
-                if _sg_refs.__class__ is str:
+                if _sg_refs.__class__ is _sg_str:
                     _sg_ok = False
                 elif _sg_ok and _sg_deps:
                     if _sg_refs.__class__ in _sg_sets:
@@ -419,17 +419,29 @@ def _sg_make({closure}):
                             if _sg_d not in _sg_refs:
                                 _sg_ok = False
                                 break
-        except Exception:
+                if _sg_ok:
+                    _sg_m = _sg_snap(_sg_adapter, _sg_cp)
+        except _sg_Exception:
             _sg_ok = False
         if not _sg_ok:
             return {awaitc}_sg_slow(({positional}), {{{keywords}}})
-        _sg_token = _sg_enter([_sg_cp, _sg_adapter, None])
+        # The turn: checkpoint, adapter, turn object (made on first use), manifest, enclosing turn.
+        _sg_cell = [_sg_cp, _sg_adapter, None, _sg_m, _sg_outer()]
+        _sg_token = _sg_enter(_sg_cell)
         try:
-            return {awaitc}_sg_fn({forward})
+            _sg_r = {awaitc}_sg_fn({forward})
         finally:
             _sg_leave(_sg_token)
+        if _sg_r.__class__ in _sg_plain:
+            return _sg_r
+        return _sg_hand_back(_sg_cell, _sg_r)  # work still to do (a coroutine, generator, function...)
     return _sg_wrapper
 """
+
+#: Builtins the template uses, bound in its namespace as ``_sg_<name>``: a
+#: parameter of the guarded function named ``str`` or ``Exception`` must not
+#: change what the wrapper means (the template names no builtin directly).
+_TEMPLATE_BUILTINS = ("list", "tuple", "set", "frozenset", "str", "getattr", "Exception")
 
 
 def _compile(guarded: _Guarded, is_async: bool) -> Callable[..., Any] | None:
@@ -448,13 +460,19 @@ def _compile(guarded: _Guarded, is_async: bool) -> Callable[..., Any] | None:
         "_sg_fn": guarded.fn,
         "_sg_get": _adapters.get,
         "_sg_inline": _inline_types,
+        "_sg_frozen": _frozen_types,
         "_sg_adapter_for": adapter_for,
+        "_sg_snap": snapshot_manifest,
+        "_sg_outer": _current.get,
         "_sg_enter": _current.set,
         "_sg_leave": _current.reset,
+        "_sg_plain": PLAIN,
+        "_sg_hand_back": hand_back,
         "_sg_sets": _SETS,
         "_sg_slow": guarded.call_async if is_async else guarded.call,
         "_sg_deps_fn": guarded.deps_fn,
     }
+    namespace.update({f"_sg_{name}": getattr(builtins, name) for name in _TEMPLATE_BUILTINS})
     rendered, positional, keywords, forward = [], [], [], []
     star_done = False
     for i, p in enumerate(params):

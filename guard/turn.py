@@ -6,40 +6,112 @@ state lives in a :class:`contextvars.ContextVar`, so it belongs to one thread
 or one asyncio task (and the tasks it creates), never to its neighbours.
 Work handed to a thread pool runs outside the turn unless the context is
 carried over (``contextvars.copy_context().run``, ``asyncio.to_thread``).
+
+Two rules keep a turn from being talked out of its drops:
+
+- The drop manifest is read when the turn starts (a snapshot of frozen
+  entries), so nothing the body does to the checkpoint afterwards (replacing
+  its summary, clearing its manifest) changes what is refused.
+- A turn entered inside another one (a guarded resume called from a guarded
+  resume or tool, or work of one turn run inside another) refuses what it
+  dropped itself *and* what the enclosing turn still refuses: nesting adds
+  drops, it never replaces them. Acceptances stay with the turn they were
+  made in: one made in the enclosing turn (before or during the inner one)
+  covers the enclosing turn's drops wherever they are inherited; one made in
+  the inner turn covers everything the inner turn refuses, for as long as the
+  inner turn lasts, and is not carried back out. Each turn's
+  ``divergences`` lists only its own records.
 """
 
 from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .adapter import CheckpointAdapter
 from .check import adapter_for, facts_of, unreadable
+from .model import DroppedRef
 from .reconcile import DivergenceRecord
 
 __all__ = ["ResumedTurn", "accept_divergence", "current_turn"]
+
+
+class UnreadableManifest:
+    """A drop manifest that could not be read when the turn started: every guarded tool refuses."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def snapshot_manifest(adapter: CheckpointAdapter, checkpoint: Any) -> tuple[DroppedRef, ...] | UnreadableManifest:
+    """The checkpoint's drop manifest now, as frozen entries (or why it cannot be read).
+
+    Entries the adapter gives as mappings, strings or other objects with
+    ``ref`` / ``last_known`` / ``tool`` become :class:`DroppedRef`; a manifest
+    that is a mapping or a string is refused (iterating it would make entries
+    of its keys or characters, which name no tool and refuse nothing).
+    """
+    try:
+        raw = adapter.drop_manifest(checkpoint)
+        if not raw:
+            return ()
+        if isinstance(raw, (str, bytes, Mapping)):
+            raise TypeError(f"a drop manifest is a list of entries, got {type(raw).__name__}")
+        if type(raw) is tuple and all(type(e) is DroppedRef for e in raw):
+            return raw  # already frozen (summaryguard's own Summary)
+        return tuple(_frozen(entry) for entry in raw)
+    except Exception as exc:  # noqa: BLE001 - an unknown manifest cannot clear any tool: refused at each tool call
+        return UnreadableManifest(exc)
+
+
+def _frozen(entry: Any) -> DroppedRef:
+    if isinstance(entry, DroppedRef):
+        return entry
+    if isinstance(entry, str):
+        return DroppedRef(ref=entry)
+    if isinstance(entry, Mapping):
+        return DroppedRef(entry["ref"], entry.get("last_known"), entry.get("tool"), entry.get("turn"))
+    return DroppedRef(entry.ref, getattr(entry, "last_known", None), getattr(entry, "tool", None), getattr(entry, "turn", None))
 
 
 class ResumedTurn:
     """State of one resumed turn: its checkpoint, what it dropped, what was accepted.
 
     A guarded call does not build this object: it enters the turn with a
-    three-slot cell ``[checkpoint, adapter or None, None]`` and the object is made on
-    first use (by ``current_turn()``, ``tool_guard`` inside the turn, or an
-    acceptance), so the success path pays for one small list.
+    cell ``[checkpoint, adapter or None, None, manifest snapshot, enclosing cell or None]``
+    (see :data:`Cell`) and the object is made on first use (by
+    ``current_turn()``, ``tool_guard`` inside the turn, or an acceptance), so
+    the success path pays for one small list.
+
+    ``dropped`` is the manifest snapshot taken when the turn started (read
+    from the checkpoint now when not given); ``outers`` are the turns this
+    one was entered inside, whose unaccepted drops it refuses too.
     """
 
-    __slots__ = ("checkpoint", "adapter", "divergences", "_facts", "_accepted", "_by_tool", "_extra")
+    __slots__ = ("checkpoint", "adapter", "divergences", "outers", "_facts", "_accepted", "_dropped", "_by_tool", "_extra")
 
-    def __init__(self, checkpoint: Any, adapter: CheckpointAdapter, facts: tuple[Any, ...] | None = None) -> None:
+    def __init__(
+        self,
+        checkpoint: Any,
+        adapter: CheckpointAdapter,
+        facts: tuple[Any, ...] | None = None,
+        *,
+        dropped: tuple[Any, ...] | UnreadableManifest | None = None,
+        outers: tuple[ResumedTurn, ...] = (),
+    ) -> None:
         self.checkpoint = checkpoint
         self.adapter = adapter
         self._facts = facts
-        #: Divergences accepted during this turn, in order.
+        #: Divergences accepted during this turn, in order (its own, not the enclosing turns').
         self.divergences: list[DivergenceRecord] = []
+        #: The turns this one runs inside (innermost first), whose drops it adds to its own.
+        self.outers = outers
         self._accepted: set[str] | None = None
+        self._dropped = snapshot_manifest(adapter, checkpoint) if dropped is None else dropped
         self._by_tool: dict[str, list[Any]] | None = None
         self._extra: list[Any] = []
 
@@ -59,35 +131,65 @@ class ResumedTurn:
     def checkpoint_turn(self) -> int | None:
         return self.facts[0]
 
+    def _own(self) -> tuple[Any, ...]:
+        dropped = self._dropped
+        if isinstance(dropped, UnreadableManifest):
+            exc = dropped.error
+            raise unreadable(self.adapter, self.checkpoint, exc, "the drop manifest", self.facts) from exc
+        return dropped
+
     def dropped_by_tool(self) -> dict[str, list[Any]]:
-        """Drop-manifest entries grouped by producing tool (computed once per turn)."""
+        """What this turn refuses, grouped by producing tool.
+
+        Its own manifest (as it was when the turn started) and what was added
+        to it, plus what each enclosing turn still refuses (its drops not
+        accepted there). An unreadable manifest, here or in an enclosing turn,
+        raises: it cannot clear any tool.
+        """
         by_tool = self._by_tool
         if by_tool is None:
             by_tool = {}
-            try:
-                manifest = list(self.adapter.drop_manifest(self.checkpoint))
-            except Exception as exc:  # noqa: BLE001 - an unknown manifest cannot clear any tool
-                raise unreadable(self.adapter, self.checkpoint, exc, "the drop manifest", self.facts) from exc
-            for entry in manifest:
+            for entry in self._own():
                 tool = getattr(entry, "tool", None)
                 if tool:
                     by_tool.setdefault(tool, []).append(entry)
             self._by_tool = by_tool
-        return by_tool
+        if not self.outers:
+            return by_tool
+        merged = {tool: list(entries) for tool, entries in by_tool.items()}
+        for outer in self.outers:
+            for tool, entries in outer.dropped_by_tool().items():
+                for entry in entries:
+                    if not outer.is_accepted(entry.ref):
+                        _add_new(merged.setdefault(tool, []), entry)
+        return merged
 
     def dropped_refs(self) -> list[Any]:
-        return list(self.adapter.drop_manifest(self.checkpoint)) + list(self._extra)
+        """Every entry this turn knows as dropped: its manifest, what was added, what enclosing turns still refuse."""
+        out: list[Any] = []
+        for entry in (*self._own(), *self._extra):
+            _add_new(out, entry)
+        for outer in self.outers:
+            for entry in outer.dropped_refs():
+                if not outer.is_accepted(entry.ref):
+                    _add_new(out, entry)
+        return out
 
     def add_dropped(self, entries: Iterable[Any]) -> None:
         """Also refuse what another checkpoint resumed with this one dropped (a pending subgraph's, say)."""
-        by_tool = self.dropped_by_tool()
+        self.dropped_by_tool()
+        by_tool = self._by_tool
+        assert by_tool is not None
+        known = [*self._own(), *self._extra]
         for entry in entries:
-            self._extra.append(entry)
-            tool = getattr(entry, "tool", None)
-            if tool:
-                by_tool.setdefault(tool, []).append(entry)
+            if _add_new(known, entry):
+                self._extra.append(entry)
+                tool = getattr(entry, "tool", None)
+                if tool:
+                    by_tool.setdefault(tool, []).append(entry)
 
     def is_accepted(self, ref: str) -> bool:
+        """Whether a divergence for ``ref`` was accepted in this turn (enclosing turns answer for their own drops)."""
         return self._accepted is not None and ref in self._accepted
 
     def record(self, record: DivergenceRecord) -> None:
@@ -101,7 +203,19 @@ class ResumedTurn:
         return f"<ResumedTurn turn={self.checkpoint_turn} gen={self.summary_generation} accepted={sorted(self._accepted or ())}>"
 
 
-#: A cell is ``[checkpoint, adapter, ResumedTurn | None]``; see ResumedTurn.
+def _add_new(entries: list[Any], entry: Any) -> bool:
+    """Append ``entry`` unless one with the same reference and tool is there already."""
+    ref, tool = entry.ref, getattr(entry, "tool", None)
+    for known in entries:
+        if known.ref == ref and getattr(known, "tool", None) == tool:
+            return False
+    entries.append(entry)
+    return True
+
+
+#: A cell is ``[checkpoint, adapter or None, ResumedTurn or None, manifest snapshot or None,
+#: enclosing cell or None, *more enclosing cells]``: what a guarded call enters the turn with.
+#: A manifest slot of None (or a three-slot cell) means "read it when the turn object is made".
 Cell = list
 
 _make_lock = threading.Lock()
@@ -111,12 +225,15 @@ def turn_of(cell: Cell) -> ResumedTurn:
     """The turn object of a cell, made once (tasks and threads may share a cell)."""
     turn = cell[2]
     if turn is None:
+        # The enclosing turns first, outside the lock (making them takes it too).
+        outers = tuple(turn_of(outer) for outer in cell[4:] if outer is not None)
+        # The compiled fast path leaves the adapter out; it is cached by type.
+        adapter = cell[1] if cell[1] is not None else adapter_for(cell[0])
         with _make_lock:
             turn = cell[2]
             if turn is None:
-                # The compiled fast path leaves the adapter out; it is cached by type.
-                adapter = cell[1] if cell[1] is not None else adapter_for(cell[0])
-                turn = cell[2] = ResumedTurn(cell[0], adapter)
+                dropped = cell[3] if len(cell) > 3 else None
+                turn = cell[2] = ResumedTurn(cell[0], adapter, dropped=dropped, outers=outers)
     return turn
 
 
@@ -132,10 +249,11 @@ def current_turn() -> ResumedTurn | None:
 def accept_divergence(refs: str | Iterable[str], *, reason: str, accepted_by: str = "controller") -> list[DivergenceRecord]:
     """Accept, on record, that these dropped references will be re-derived.
 
-    Only inside a resumed turn. Each acceptance becomes a
-    :class:`DivergenceRecord` (new provenance) that is kept on the turn and
-    handed to the ``summaryguard_divergence_accepted`` hook; afterwards
-    ``tool_guard`` lets the producing tool run for these references.
+    Only inside a resumed turn, and for that turn: the records are kept on the
+    innermost turn (see the module docstring for nesting). Each acceptance
+    becomes a :class:`DivergenceRecord` (new provenance) that is kept on the
+    turn and handed to the ``summaryguard_divergence_accepted`` hook;
+    afterwards ``tool_guard`` lets the producing tool run for these references.
     """
     from .errors import ReconciliationKind, SummaryReconciliationError
 

@@ -56,13 +56,27 @@ class AttributeCheckpointAdapter:
     @staticmethod
     def drop_manifest(checkpoint: Any) -> Iterable[Any]:
         summary = checkpoint.summary
-        return normalize_manifest(getattr(summary, "drop_manifest", None) if summary is not None else None)
+        return normalize_manifest(
+            getattr(summary, "drop_manifest", None) if summary is not None else None, "checkpoint.summary.drop_manifest"
+        )
 
 
-def normalize_manifest(manifest: Any) -> tuple[Any, ...]:
-    """Accept entries as objects with ``.ref`` or as mappings with a ``ref`` key."""
+def normalize_manifest(manifest: Any, where: str = "drop_manifest") -> tuple[Any, ...]:
+    """Accept entries as objects with ``.ref`` or as mappings with a ``ref`` key.
+
+    The manifest itself must be a list (or other iterable) of entries: a
+    mapping such as ``{"bucket": {...}}`` would be iterated by its keys into
+    entries that name no tool, so it would refuse nothing; it is refused
+    instead (``TypeError`` naming ``where``), and the resumed turn fails closed.
+    """
     if not manifest:
         return ()
+    if isinstance(manifest, (str, bytes, Mapping)):
+        shape = f"a mapping (keys {sorted(map(str, manifest))[:5]})" if isinstance(manifest, Mapping) else f"a {type(manifest).__name__}"
+        raise TypeError(
+            f"{where}: expected a list of entries like {{'ref': ..., 'last_known': ..., 'tool': ...}}, got {shape}; "
+            "write one entry per dropped reference"
+        )
     out = []
     for entry in manifest:
         if isinstance(entry, Mapping):

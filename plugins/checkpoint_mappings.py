@@ -43,7 +43,9 @@ class MappingCheckpointAdapter:
     @staticmethod
     def drop_manifest(checkpoint: Mapping[str, Any]) -> Iterable[Any]:
         summary = checkpoint.get("summary")
-        return normalize_manifest(summary.get("drop_manifest") if isinstance(summary, Mapping) else None)
+        return normalize_manifest(
+            summary.get("drop_manifest") if isinstance(summary, Mapping) else None, "checkpoint['summary']['drop_manifest']"
+        )
 
 
 ADAPTER = MappingCheckpointAdapter()

@@ -14,6 +14,8 @@ class NativeCheckpointAdapter:
     name = "summaryguard.Checkpoint"
     #: extract() is the seed's attribute reads: resume_guard may inline them.
     inline_attributes = True
+    #: A Checkpoint is frozen (its summary and manifest too): a resumed turn holds its manifest as it is.
+    immutable = True
 
     @staticmethod
     def extract(checkpoint: Checkpoint) -> tuple[Any, ...]:
