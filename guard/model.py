@@ -242,6 +242,13 @@ class Checkpoint:
             "state": dict(self.state),
         }
 
+    def canonical_body(self) -> bytes:
+        """The canonical JSON of everything but the digest: what the digest covers.
+
+        The store serializes a checkpoint once, with this, and seals those bytes.
+        """
+        return canonical_json(self._body())
+
     def _body(self) -> dict[str, Any]:
         return {
             "turn": self.turn,
@@ -294,7 +301,7 @@ class Checkpoint:
     @classmethod
     def from_json(cls, text: str | bytes, *, source: str = "<json>") -> Checkpoint:
         try:
-            data = json.loads(text)
+            data = parse_json(text)
         except (ValueError, UnicodeDecodeError) as exc:
             raise CheckpointIntegrityError(source, f"not valid JSON: {exc}") from None
         except RecursionError:
@@ -304,8 +311,31 @@ class Checkpoint:
 
 def content_digest(body: Mapping[str, Any]) -> str:
     """SHA-256 of canonical JSON (sorted keys, no spaces, UTF-8)."""
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256(canonical_json(body)).hexdigest()
+
+
+def parse_json(text: str | bytes | bytearray) -> Any:
+    """``json.loads``, independent of the caller's stack depth (see :func:`on_fresh_stack`).
+
+    RecursionError still means the text nests deeper than any checkpoint can.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return on_fresh_stack(json.loads, text)
+
+
+def canonical_json(body: Mapping[str, Any]) -> bytes:
+    """The canonical JSON of ``body`` as UTF-8: what digests and keyed seals cover."""
+    try:
+        text = _CANONICAL.encode(body)
+    except RecursionError:  # within MAX_DEPTH, so only the caller's stack was deep
+        text = on_fresh_stack(_CANONICAL.encode, body)
+    return text.encode("utf-8")
+
+
+#: Built once: ``json.dumps`` with options builds an encoder on every call.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 # -- validation helpers: each names the field it rejects --------------------------------
@@ -386,31 +416,96 @@ def _expect_span(value: Any, where: str) -> tuple[int, int] | None:
 
 
 def _expect_json(value: Any, where: str) -> Any:
-    """Accept only what JSON can carry, so a round trip is exact (tuples become lists)."""
-    try:
-        return _json_data(value, where)
-    except RecursionError:
-        raise CheckpointFormatError(where, "nested too deeply") from None
+    """Accept only what JSON can carry, so a round trip is exact (tuples become lists).
+
+    Nesting is limited to :data:`MAX_DEPTH` levels, checked without recursion:
+    what saves must load, whatever the depth of the loader's stack (a limit
+    that came from Python's recursion limit counted the caller's frames too).
+    """
+    holder: list[Any] = [None]
+    # Each item: the value, the container and slot its copy goes to, its
+    # location, its depth, and the location of its key when it is a mapping's value.
+    stack: list[tuple[Any, Any, Any, str, int, str | None, Any]] = [(value, holder, 0, where, 0, None, None)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        item, parent, slot, at, depth, key_where, key = pop()
+        if key_where is not None:
+            if not isinstance(key, str):
+                raise CheckpointFormatError(key_where, f"keys must be strings, got {_kind(key)}")
+            _expect_text(key, f"{key_where} (key)")
+        if isinstance(item, (list, tuple)):
+            if depth >= MAX_DEPTH:
+                raise CheckpointFormatError(at, _TOO_DEEP)
+            out: Any = list(item)
+            parent[slot] = out
+            for i in range(len(out) - 1, -1, -1):
+                child = out[i]
+                # The common cases are checked in place, without building a location.
+                cls = child.__class__
+                if cls is int:
+                    if child.bit_length() <= _MAX_INT_BITS:
+                        continue
+                elif cls is str:
+                    if child.isascii():
+                        continue
+                elif child is None or cls is bool:
+                    continue
+                push((child, out, i, f"{at}[{i}]", depth + 1, None, None))
+        elif isinstance(item, Mapping):
+            if depth >= MAX_DEPTH:
+                raise CheckpointFormatError(at, _TOO_DEEP)
+            out = dict.fromkeys(item)  # the order of the keys is kept
+            parent[slot] = out
+            for k, v in reversed(list(item.items())):
+                push((v, out, k, f"{at}.{k}", depth + 1, at, k))
+        else:
+            parent[slot] = _json_scalar(item, at)
+    return holder[0]
 
 
-def _json_data(value: Any, where: str) -> Any:
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        return _expect_text(value, where)
-    if isinstance(value, int):
-        return _expect_int(value, where)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise CheckpointFormatError(where, f"{value!r} is not JSON data")
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_json_data(v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, Mapping):
-        out = {}
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise CheckpointFormatError(where, f"keys must be strings, got {_kind(k)}")
-            out[_expect_text(k, f"{where} (key)")] = _json_data(v, f"{where}.{k}")
-        return out
-    raise CheckpointFormatError(where, f"{_kind(value)} is not JSON data")
+def _json_scalar(item: Any, at: str) -> Any:
+    if item is None or item is True or item is False:
+        return item
+    if isinstance(item, str):
+        return _expect_text(item, at)
+    if isinstance(item, int):
+        return _expect_int(item, at)
+    if isinstance(item, float):
+        if not math.isfinite(item):
+            raise CheckpointFormatError(at, f"{item!r} is not JSON data")
+        return item
+    raise CheckpointFormatError(at, f"{_kind(item)} is not JSON data")
+
+
+#: Lists and objects nested deeper than this in a checkpoint's JSON data (its
+#: ``state``, a dropped reference's ``last_known``) are refused when built and
+#: when loaded. A fixed number, so that a checkpoint that saves always loads.
+MAX_DEPTH = 100
+_TOO_DEEP = f"nested too deeply (more than {MAX_DEPTH} levels of lists and objects)"
+
+
+def on_fresh_stack(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)`` on a new thread's empty stack.
+
+    The json module's C code counts its nesting against the recursion limit
+    together with the caller's frames; data within :data:`MAX_DEPTH` that hit
+    that limit only because the caller was deep is encoded or decoded again
+    here, so the result never depends on who called.
+    """
+    import threading
+
+    result: list[Any] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(function(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name="summaryguard-json")
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]
