@@ -13,8 +13,14 @@ from typing import Any
 __all__ = [
     "CheckpointFormatError",
     "CheckpointIntegrityError",
+    "CheckpointNotDurableError",
+    "CheckpointRollbackError",
+    "CheckpointStoreError",
+    "CheckpointWriteError",
     "ReconciliationKind",
+    "StaleWriterError",
     "SummaryReconciliationError",
+    "UnsafeCheckpointPathError",
     "UnsupportedCheckpointError",
 ]
 
@@ -147,6 +153,133 @@ class CheckpointIntegrityError(SummaryReconciliationError):
 
 def _rebuild_integrity(path: str, reason: str, turn: int | None) -> CheckpointIntegrityError:
     return CheckpointIntegrityError(path, reason, checkpoint_turn=turn)
+
+
+class CheckpointRollbackError(CheckpointIntegrityError):
+    """The newest checkpoint on disk is older than what the store has seen.
+
+    The store's ledger records the highest turn written to the folder; a
+    ``latest()`` that would return an older one (the newest file deleted, an
+    older copy restored, every file gone) raises this instead. Catching
+    :class:`CheckpointIntegrityError` catches it too: it fails closed.
+
+    * ``path``: the store's folder;
+    * ``high_water``: the newest turn the ledger records;
+    * ``found_turn``: the newest turn on disk (None when no file is left).
+
+    To resume from the older one on purpose: ``store.rollback_to(found_turn)``
+    (recorded in the ledger) or ``store.latest(allow_rollback=True)``.
+    """
+
+    def __init__(self, path: str, reason: str, *, high_water: int | None, found_turn: int | None) -> None:
+        super().__init__(path, reason, checkpoint_turn=found_turn)
+        self.high_water = high_water
+        self.found_turn = found_turn
+        self.details.update(high_water=high_water, found_turn=found_turn)
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_rollback, (self.path, self.reason, self.high_water, self.found_turn))
+
+
+def _rebuild_rollback(path: str, reason: str, high_water: int | None, found: int | None) -> CheckpointRollbackError:
+    return CheckpointRollbackError(path, reason, high_water=high_water, found_turn=found)
+
+
+class CheckpointStoreError(OSError):
+    """A checkpoint store operation failed (not a checkpoint that failed to verify).
+
+    An ``OSError``, so code that handled a failed write as one keeps working.
+    Fields: ``path`` (the file or folder), ``reason`` (for people), ``errno``
+    (the system's, when one caused it) and ``next_step`` (what to do).
+    """
+
+    next_step = "check the folder and its file system"
+
+    def __init__(self, path: str, reason: str, *, errno_: int | None = None) -> None:
+        super().__init__(errno_, reason, path)
+        self.path = path
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}; next: {self.next_step}"
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_store_error, (type(self), self.path, self.reason, self.errno, self._extra()))
+
+    def _extra(self) -> dict[str, Any]:
+        return {}
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as JSON-ready data (for logs and metrics)."""
+        return {"error": type(self).__name__, "path": self.path, "reason": self.reason, "errno": self.errno, **self._extra()}
+
+
+def _rebuild_store_error(cls: type, path: str, reason: str, errno_: int | None, extra: dict[str, Any]) -> Any:
+    return cls(path, reason, errno_=errno_, **extra)
+
+
+class CheckpointWriteError(CheckpointStoreError):
+    """A checkpoint could not be written; the previous checkpoints are untouched."""
+
+    next_step = "fix the cause and write again (a read-only store can still be read)"
+
+
+class CheckpointNotDurableError(CheckpointWriteError):
+    """An fsync failed (EIO, ENOSPC...): the checkpoint may not survive a power loss.
+
+    The new file may be visible until then; do not report the turn as saved.
+    Do not retry the fsync: after a failed one the kernel may have dropped the
+    unwritten pages, and a second fsync would succeed on data it never wrote.
+    """
+
+    next_step = "treat the checkpoint as not saved; check the disk, then write the turn again"
+
+
+class StaleWriterError(CheckpointWriteError):
+    """A write from a writer that lost the folder to another one: refused, nothing written.
+
+    Every write names what it extends: the epoch of the writer that claimed
+    the folder (``store.writer()``) and the turn it resumed from or last wrote.
+    When either moved on (another process resumed after presuming this one
+    dead, or wrote a newer turn), the write is stale.
+
+    * ``epoch`` / ``current_epoch``: the writer's claim and the folder's;
+    * ``expected_turn`` / ``current_turn``: the turn the write extends and the
+      newest turn the folder's ledger records.
+    """
+
+    next_step = "stop this writer: another one owns the thread now (resume again from store.latest() to continue)"
+
+    def __init__(
+        self,
+        path: str,
+        reason: str,
+        *,
+        errno_: int | None = None,
+        epoch: int | None = None,
+        current_epoch: int | None = None,
+        expected_turn: int | None = None,
+        current_turn: int | None = None,
+    ) -> None:
+        super().__init__(path, reason, errno_=errno_)
+        self.epoch = epoch
+        self.current_epoch = current_epoch
+        self.expected_turn = expected_turn
+        self.current_turn = current_turn
+
+    def _extra(self) -> dict[str, Any]:
+        return {
+            "epoch": self.epoch,
+            "current_epoch": self.current_epoch,
+            "expected_turn": self.expected_turn,
+            "current_turn": self.current_turn,
+        }
+
+
+class UnsafeCheckpointPathError(CheckpointStoreError):
+    """A path the store would open for writing is a symbolic link or not a regular file."""
+
+    next_step = "remove it (the store creates its lock file itself) and open the store again"
 
 
 class CheckpointFormatError(ValueError):
