@@ -13,15 +13,21 @@ from .compactor import Compactor, ProducedRef, Turn
 from .errors import (
     CheckpointFormatError,
     CheckpointIntegrityError,
+    CheckpointNotDurableError,
+    CheckpointRollbackError,
+    CheckpointStoreError,
+    CheckpointWriteError,
     ReconciliationKind,
+    StaleWriterError,
     SummaryReconciliationError,
+    UnsafeCheckpointPathError,
     UnsupportedCheckpointError,
 )
 from .lock import CompactionLock
 from .model import Checkpoint, DroppedRef, Summary
 from .reconcile import AcceptDivergence, DivergenceRecord, Replay, Resolution
 from .resume import resume_guard
-from .store import CheckpointStore
+from .store import CheckpointStore, CheckpointWriter
 from .tools import tool_guard
 from .turn import ResumedTurn, accept_divergence, current_turn
 
@@ -32,7 +38,12 @@ __all__ = [
     "CheckpointFacts",
     "CheckpointFormatError",
     "CheckpointIntegrityError",
+    "CheckpointNotDurableError",
+    "CheckpointRollbackError",
     "CheckpointStore",
+    "CheckpointStoreError",
+    "CheckpointWriteError",
+    "CheckpointWriter",
     "CompactionLock",
     "Compactor",
     "DivergenceRecord",
@@ -42,9 +53,11 @@ __all__ = [
     "Replay",
     "Resolution",
     "ResumedTurn",
+    "StaleWriterError",
     "Summary",
     "SummaryReconciliationError",
     "Turn",
+    "UnsafeCheckpointPathError",
     "UnsupportedCheckpointError",
     "accept_divergence",
     "check_resume",

@@ -47,7 +47,10 @@ def sample(turn: int = 7, generation: int = 3) -> Checkpoint:
 
 
 def files(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir() if p.name != ".summaryguard.lock")
+    """The folder's files but the lock file and the ledger (whose name is its content)."""
+    return sorted(
+        p.name for p in folder.iterdir() if p.name != ".summaryguard.lock" and not p.name.startswith(".summaryguard-ledger.")
+    )
 
 
 # -- writing and reading --------------------------------------------------------------------
@@ -197,7 +200,8 @@ BAD_FILES: list[tuple[str, bytes, str]] = [
     ("tampered-digest", _document(lambda d: d["checkpoint"].update(digest="sha256:" + "0" * 64)), "does not match"),
     ("malformed-field", _document(lambda d: d["checkpoint"]["summary"].update(generation="3")), "malformed checkpoint: summary.generation"),
     ("unknown-field", _document(lambda d: d["checkpoint"].update(extra=1)), "malformed checkpoint: unknown field(s) extra"),
-    ("too-deep", b"[" * 50_000 + b"]" * 50_000, "nested too deeply"),
+    ("too-deep", b'{"a": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", "nested too deeply"),
+    ("deep-array", b"[" * 50_000 + b"]" * 50_000, "a JSON array"),  # refused before parsing
 ]
 
 
@@ -248,7 +252,7 @@ def test_an_oversized_file_is_refused_before_it_is_parsed(tmp_path: Path, monkey
 def test_an_unreadable_file_fails_closed(tmp_path: Path) -> None:
     store = CheckpointStore(tmp_path)
     os.mkdir(store.path_for(7))
-    with pytest.raises(CheckpointIntegrityError, match="cannot be read"):
+    with pytest.raises(CheckpointIntegrityError, match=r"not a regular file \(a directory\)"):
         store.load(7)
 
 
