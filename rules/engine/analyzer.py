@@ -125,7 +125,7 @@ class Analyzer:
     ) -> None:
         self.vocabulary = vocabulary
         #: The Python grammar files are written in ("3.12"; None: the newest libcst knows):
-        #: see :mod:`.grammar` and :mod:`summaryguard.rules.targets`.
+        #: see :mod:`.grammar` and :mod:`summaryguard.rules.cli.targets`.
         self.target_version = target_version
         #: Column shifts of the files whose tab indentation libcst could only read expanded.
         self._shifts: dict[str, Shifts] = {}
@@ -225,8 +225,8 @@ class Analyzer:
                 compile(text, "<summaryguard>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
         except SyntaxError as exc:
             verdict = after_host_rejection(text, self.target_version, exc, lower=False)
-            if verdict.error is not None:
-                errors.append(FileError(path, verdict.error[0], f"syntax error: {verdict.error[1]}"))
+            if verdict.error is not None:  # the host's verdict stands: its row
+                errors.append(_syntax_error(path, text, exc))
         except ValueError as exc:
             errors.append(_syntax_error(path, text, exc))
         except (RecursionError, MemoryError):
@@ -291,8 +291,8 @@ class Analyzer:
                     tree = ast.parse(text)
                 except SyntaxError as exc:
                     verdict = after_host_rejection(text, self.target_version, exc)
-                    if verdict.error is not None:
-                        errors.append(FileError(path, verdict.error[0], f"syntax error: {verdict.error[1]}"))
+                    if verdict.error is not None:  # the host's verdict stands: its row
+                        errors.append(_syntax_error(path, text, exc))
                     if verdict.tree is None:
                         return None
                     tree = verdict.tree

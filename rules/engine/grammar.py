@@ -157,12 +157,19 @@ def after_host_rejection(text: str, target: str | None, host_error: SyntaxError,
     """libcst's decision on a text CPython rejected (see the module's documentation);
     with ``lower=False``, the decision alone (for a file that will not be analyzed).
 
-    Two refusals stand without asking libcst: CPython's implementation limits
-    (:data:`_CPYTHON_LIMITS`: no CPython of any version runs such a file, so it is
-    not a matter of the host being older), and brackets nested beyond
-    :data:`MAX_BRACKETS`, which libcst's native parser takes seconds to parse or
-    which can exhaust its C stack."""
-    if host_error.msg in _CPYTHON_LIMITS or _bracket_depth(text) > MAX_BRACKETS:
+    Some refusals stand without asking libcst, because they are not a matter of the
+    host being older: indentation errors (``IndentationError``, ``TabError``: the
+    rules of indentation and of mixing tabs with spaces are the same in every Python 3,
+    and libcst's tokenizer is more lenient there), a null byte, and CPython's
+    implementation limits (:data:`_CPYTHON_LIMITS`: no CPython runs such a file).
+    Brackets nested beyond :data:`MAX_BRACKETS` also keep CPython's verdict: libcst's
+    native parser takes seconds on them, or can exhaust its C stack."""
+    if (
+        isinstance(host_error, IndentationError)
+        or host_error.msg in _CPYTHON_LIMITS
+        or "\0" in text
+        or _bracket_depth(text) > MAX_BRACKETS
+    ):
         return HostVerdict(error=(host_error.lineno, host_error.msg))
     try:
         module, _ = parse_module(text, target)
