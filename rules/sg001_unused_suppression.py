@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, TypeVar
 
 from summaryguard.rules.engine.base import Invalid, LintRule, Valid
 from summaryguard.rules.engine.findings import Finding
-from summaryguard.rules.suppression import apply_suppressions, parse_suppressions
+from summaryguard.rules.cli.suppression import apply_suppressions, parse_suppressions
 
 if TYPE_CHECKING:  # pragma: no cover
     from summaryguard.rules.engine.model import FileModel
-    from summaryguard.rules.report import FindingLike
+    from summaryguard.rules.cli.report import FindingLike
 
 __all__ = ["UnusedSuppressionComment", "check_comments"]
 

@@ -101,7 +101,7 @@ def test_the_readme_framework_model_is_valid_and_decides_as_the_readme_says() ->
 def test_the_readme_framework_registered_through_a_plugin_reaches_the_command_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from summaryguard.rules.runner import CheckOptions, run_check
+    from summaryguard.rules.cli.runner import CheckOptions, run_check
 
     model = _readme_model()
 

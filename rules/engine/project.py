@@ -11,7 +11,7 @@ defined exactly once in the project.
 
 *Context* modules are indexed like the others but are not being checked: the
 project modules that checked files import (found on disk by the command
-line, see :mod:`summaryguard.rules.dependencies`). They lend their facts
+line, see :mod:`summaryguard.rules.cli.dependencies`). They lend their facts
 (validators, resume functions, tools) and get no findings of their own.
 """
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from summaryguard.rules.baseline import (
+from summaryguard.rules.cli.baseline import (
     BASELINE_VERSION,
     BaselineEntry,
     BaselineError,
@@ -20,7 +20,7 @@ from summaryguard.rules.baseline import (
     write_baseline,
 )
 from summaryguard.rules.cli import main
-from summaryguard.rules.exitcodes import ExitCode
+from summaryguard.rules.cli.exitcodes import ExitCode
 
 AGENT = """\
 def next_turn(checkpoint, search_tool):

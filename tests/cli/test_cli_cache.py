@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from summaryguard.rules import cache as cache_module
-from summaryguard.rules.batch import check_files
-from summaryguard.rules.cache import CACHE_DIR_ENV, CACHE_FOLDER, ResultCache, settings_key
+from summaryguard.rules.cli import cache as cache_module
+from summaryguard.rules.cli.batch import check_files
+from summaryguard.rules.cli.cache import CACHE_DIR_ENV, CACHE_FOLDER, ResultCache, settings_key
 from summaryguard.rules.cli import main
 from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules
 
@@ -296,7 +296,7 @@ def test_no_pool_for_a_single_file_to_parse(project: Path) -> None:
 
 
 def test_the_syntax_of_dismissed_files_is_checked_in_the_pool_when_there_are_many(project: Path) -> None:
-    from summaryguard.rules.batch import SERIAL_SYNTAX_CHECKS
+    from summaryguard.rules.cli.batch import SERIAL_SYNTAX_CHECKS
 
     (project / "agent.py").write_text(AGENT)
     files = [str(project / "agent.py")]

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from summaryguard.rules import cache as cache_module
-from summaryguard.rules.cache import CACHE_DIR_ENV, CACHE_FOLDER, MARKER, OWNED_FOLDER, ResultCache
+from summaryguard.rules.cli import cache as cache_module
+from summaryguard.rules.cli.cache import CACHE_DIR_ENV, CACHE_FOLDER, MARKER, OWNED_FOLDER, ResultCache
 from summaryguard.rules.cli import main
 
 AGENT = "def go(checkpoint):\n    return checkpoint.resume_context()\n"

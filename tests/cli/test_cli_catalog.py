@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from summaryguard.rules.catalog import UnknownRuleError, find_rule, format_rules_table, short_description
+from summaryguard.rules.cli.catalog import UnknownRuleError, find_rule, format_rules_table, short_description
 from summaryguard.rules.cli import main
 from summaryguard.rules.engine import all_rules, rule_doc
-from summaryguard.rules.exitcodes import ExitCode
+from summaryguard.rules.cli.exitcodes import ExitCode
 
 RULES = all_rules()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from summaryguard.rules.cli import main
-from summaryguard.rules.exitcodes import ExitCode
+from summaryguard.rules.cli.exitcodes import ExitCode
 
 # One unchecked resume (SG101-103 at line 2) and one re-derivation (SG201 at line 3).
 AGENT = """\
@@ -91,6 +91,10 @@ def test_json_report(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert [(f["line"], f["code"]) for f in report["findings"]] == AGENT_FINDINGS
     first = dict(report["findings"][0])
     message = first.pop("message")
+    trace = first.pop("trace")
+    # the evidence chain, source first, the reported node last (SPEC §3.2)
+    assert trace[-1] == {"path": "src/agent.py", "line": 2, "note": "SG101: reported here"}
+    assert all(set(step) == {"path", "line", "note"} for step in trace) and len(trace) >= 2
     assert first == {
         "path": "src/agent.py",
         "line": 2,

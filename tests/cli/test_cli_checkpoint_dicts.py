@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from summaryguard.rules.exitcodes import ExitCode
+from summaryguard.rules.cli.exitcodes import ExitCode
 
 #: The ``lint`` fixture of conftest.py: source -> (exit status, [(line, code)]).
 Lint = Callable[[str], tuple[int, list[tuple[int, str]]]]

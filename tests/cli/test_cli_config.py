@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from summaryguard.rules.config import ConfigError, check_codes, load_config, read_config_file
-from summaryguard.rules.selection import ALL
+from summaryguard.rules.cli.config import ConfigError, check_codes, load_config, read_config_file
+from summaryguard.rules.cli.selection import ALL
 
 KNOWN = {"SG101", "SG102", "SG201", "SG202"}
 

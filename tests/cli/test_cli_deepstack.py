@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from summaryguard.rules.deepstack import call_with_deep_stack
+from summaryguard.rules.cli.deepstack import call_with_deep_stack
 
 
 def test_result_and_thread() -> None:
@@ -41,7 +41,7 @@ def test_native_parser_survives_deep_nesting() -> None:
 def test_recursion_limit_is_raised_while_the_worker_runs_and_restored() -> None:
     import sys
 
-    from summaryguard.rules.deepstack import RECURSION_LIMIT
+    from summaryguard.rules.cli.deepstack import RECURSION_LIMIT
 
     before = sys.getrecursionlimit()
     seen = call_with_deep_stack(sys.getrecursionlimit)

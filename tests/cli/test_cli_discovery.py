@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from summaryguard.rules.config import load_config
-from summaryguard.rules.discovery import discover
+from summaryguard.rules.cli.config import load_config
+from summaryguard.rules.cli.discovery import discover
 
 
 def make(root: Path, *files: str) -> None:

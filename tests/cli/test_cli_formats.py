@@ -6,11 +6,14 @@ import io
 import json
 import os
 
-from summaryguard.rules.engine.findings import FileError, Finding
-from summaryguard.rules.formats import FORMATS, write_report
-from summaryguard.rules.report import ReadError, Report
+from summaryguard.rules.engine.findings import FileError, Finding, TraceStep
+from summaryguard.rules.cli.formats import FORMATS, write_report
+from summaryguard.rules.cli.report import ReadError, Report
 
-FINDING_B = Finding("b.py", 3, 5, 3, 30, "SG201", "rederive-missing-ref", "the handle is fetched again")
+TRACE_B = (TraceStep("b.py", 2, "`ctx` is resumed state"), TraceStep("b.py", 3, "SG201: reported here"))
+FINDING_B = Finding(
+    "b.py", 3, 5, 3, 30, "SG201", "rederive-missing-ref", "the handle is fetched again", trace=TRACE_B
+)
 FINDING_A = Finding("a.py", 12, 1, 14, 2, "SG101", "resume-without-generation-check", "resume without check")
 ERROR = FileError("c.py", 4, "cannot parse: invalid syntax")
 MISSING = ReadError("nope.py", None, "no such file or directory")
@@ -58,6 +61,10 @@ def test_json() -> None:
                 "code": "SG201",
                 "name": "rederive-missing-ref",
                 "message": "the handle is fetched again",
+                "trace": [
+                    {"path": "b.py", "line": 2, "note": "`ctx` is resumed state"},
+                    {"path": "b.py", "line": 3, "note": "SG201: reported here"},
+                ],
             }
         ],
         "errors": [
@@ -70,7 +77,7 @@ def test_json() -> None:
 
 
 def test_paths_that_are_not_utf8_are_shown_by_their_bytes_in_every_format() -> None:
-    from summaryguard.rules.report import displayable
+    from summaryguard.rules.cli.report import displayable
 
     odd = os.fsdecode(b"src/\xff\xfe.py")  # how Python holds a file name that is not UTF-8
     assert displayable(odd) == "src/\\xff\\xfe.py"
@@ -82,3 +89,19 @@ def test_paths_that_are_not_utf8_are_shown_by_their_bytes_in_every_format() -> N
         rendered = render(report, fmt)
         rendered.encode("utf-8")  # strict: no lone surrogates
         assert "src/\\xff\\xfe.py" in rendered.replace("\\\\", "\\")
+
+
+def test_the_trace_is_sarif_code_flows_and_text_under_show_trace() -> None:
+    report = Report.build([FINDING_B, FINDING_A], [], files=2, seconds=0.1)
+    [with_trace, without] = sorted(json.loads(render(report, "sarif"))["runs"][0]["results"],
+                                   key=lambda r: r["ruleId"], reverse=True)
+    [flow] = with_trace["codeFlows"]
+    steps = [(s["location"]["physicalLocation"]["region"]["startLine"], s["location"]["message"]["text"])
+             for s in flow["threadFlows"][0]["locations"]]
+    assert steps == [(2, "`ctx` is resumed state"), (3, "SG201: reported here")]
+    assert "codeFlows" not in without
+    plain = render(report, "text")
+    assert "resumed state" not in plain
+    shown = Report.build([FINDING_B], [], files=1, seconds=0.1, show_trace=True)
+    lines = render(shown, "text").splitlines()
+    assert lines[1:3] == ["    b.py:2: `ctx` is resumed state", "    b.py:3: SG201: reported here"]

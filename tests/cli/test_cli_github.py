@@ -9,10 +9,10 @@ import pytest
 
 from summaryguard.rules.cli import main
 from summaryguard.rules.engine.findings import FileError, Finding
-from summaryguard.rules.exitcodes import ExitCode
-from summaryguard.rules.formats import write_report
-from summaryguard.rules.formats.github import escape_data, escape_property
-from summaryguard.rules.report import BaselineStats, ReadError, Report
+from summaryguard.rules.cli.exitcodes import ExitCode
+from summaryguard.rules.cli.formats import write_report
+from summaryguard.rules.cli.formats.github import escape_data, escape_property
+from summaryguard.rules.cli.report import BaselineStats, ReadError, Report
 
 AGENT = """\
 def next_turn(checkpoint, search_tool):

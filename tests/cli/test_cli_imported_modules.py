@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from summaryguard.rules.batch import check_files
-from summaryguard.rules.cache import CACHE_DIR_ENV, CACHE_FOLDER, ResultCache
+from summaryguard.rules.cli.batch import check_files
+from summaryguard.rules.cli.cache import CACHE_DIR_ENV, CACHE_FOLDER, ResultCache
 from summaryguard.rules.cli import main
 from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules
 

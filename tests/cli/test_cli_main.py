@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from summaryguard.rules import runner
+from summaryguard.rules.cli import runner
 from summaryguard.rules.cli import main
-from summaryguard.rules.exitcodes import ExitCode
+from summaryguard.rules.cli.exitcodes import ExitCode
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from summaryguard.rules.report import ReadError
-from summaryguard.rules.sources import decode_source
-from summaryguard.rules.suppression import parse_suppressions
+from summaryguard.rules.cli.report import ReadError
+from summaryguard.rules.cli.sources import decode_source
+from summaryguard.rules.cli.suppression import parse_suppressions
 
 PYTHONISH = st.text(alphabet=st.sampled_from(list("ab(#)[]{}'\"\\\n\t :=,SGnoqa0123") + ["\r", "\x00", "é"]))
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from summaryguard.rules.cli import main
-from summaryguard.rules.config import ConfigError, load_config
-from summaryguard.rules.targets import KNOWN_TARGETS
+from summaryguard.rules.cli.config import ConfigError, load_config
+from summaryguard.rules.cli.targets import KNOWN_TARGETS
 
 RESUME = "def go(checkpoint):\n    return checkpoint.resume_context()\n"
 PEP_695 = (

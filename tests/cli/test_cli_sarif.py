@@ -21,17 +21,17 @@ import pytest
 from summaryguard.rules.cli import main
 from summaryguard.rules.engine import all_rules, rule_doc
 from summaryguard.rules.engine.findings import FileError, Finding
-from summaryguard.rules.exitcodes import ExitCode
-from summaryguard.rules.fingerprint import FINGERPRINT_KEY
-from summaryguard.rules.catalog import section_text
-from summaryguard.rules.formats.sarif import (
+from summaryguard.rules.cli.exitcodes import ExitCode
+from summaryguard.rules.cli.fingerprint import FINGERPRINT_KEY
+from summaryguard.rules.cli.catalog import section_text
+from summaryguard.rules.cli.formats.sarif import (
     DEFAULT_INFORMATION_URI,
     artifact_location,
     information_uri,
     report_to_sarif,
     write_sarif,
 )
-from summaryguard.rules.report import ReadError, Report
+from summaryguard.rules.cli.report import ReadError, Report
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_ENV = "SUMMARYGUARD_SARIF_SCHEMA"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from summaryguard.rules.selection import SelectorError, expand, parse_selector_list, resolve, unknown_selectors
+from summaryguard.rules.cli.selection import SelectorError, expand, parse_selector_list, resolve, unknown_selectors
 
 KNOWN = {"SG101", "SG102", "SG104", "SG201", "SG202", "SG301", "XY001"}
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from summaryguard.rules.report import ReadError
-from summaryguard.rules.sources import decode_source, read_source
+from summaryguard.rules.cli.report import ReadError
+from summaryguard.rules.cli.sources import decode_source, read_source
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from summaryguard.rules.exitcodes import ExitCode
+from summaryguard.rules.cli.exitcodes import ExitCode
 
 SCRIPT = shutil.which("summaryguard")
 if SCRIPT is None:  # pragma: no cover - the package is installed for the tests

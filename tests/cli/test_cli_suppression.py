@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from summaryguard.rules.suppression import apply_suppressions, covers, parse_suppressions
+from summaryguard.rules.cli.suppression import apply_suppressions, covers, parse_suppressions
 
 SOURCE = '''\
 a = 1  # noqa: SG201

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from summaryguard.rules.formats.text import escape, format_error, format_finding
-from summaryguard.rules.report import ReadError
+from summaryguard.rules.cli.formats.text import escape, format_error, format_finding
+from summaryguard.rules.cli.report import ReadError
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="file names with newlines are POSIX-only")
 

@@ -10,9 +10,9 @@ import pytest
 from summaryguard.rules.cli import main
 from summaryguard.rules.engine import all_rules
 from summaryguard.rules.engine.findings import Finding
-from summaryguard.rules.exitcodes import ExitCode
+from summaryguard.rules.cli.exitcodes import ExitCode
 from summaryguard.rules.sg001_unused_suppression import UnusedSuppressionComment, check_comments
-from summaryguard.rules.suppression import parse_suppressions
+from summaryguard.rules.cli.suppression import parse_suppressions
 
 AGENT = """\
 def next_turn(checkpoint, search_tool):

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from summaryguard.rules.exitcodes import ExitCode
+from summaryguard.rules.cli.exitcodes import ExitCode
 
 pytestmark = pytest.mark.slow
 

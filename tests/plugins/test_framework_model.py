@@ -43,8 +43,8 @@ def test_a_bad_model_is_an_error_naming_the_key(data: dict, key: str) -> None:
 
 
 def test_a_plugin_with_a_bad_model_fails_the_check_with_exit_2(tmp_path: Path) -> None:
-    from summaryguard.rules.runner import CheckOptions, run_check
-    from summaryguard.rules.config import ConfigError
+    from summaryguard.rules.cli.runner import CheckOptions, run_check
+    from summaryguard.rules.cli.config import ConfigError
 
     class Broken:
         @hookimpl

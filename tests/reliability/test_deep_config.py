@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from summaryguard.rules.baseline import BaselineError, load_baseline
+from summaryguard.rules.cli.baseline import BaselineError, load_baseline
 from summaryguard.rules.cli import main
-from summaryguard.rules.config import ConfigError, load_config
+from summaryguard.rules.cli.config import ConfigError, load_config
 
 #: (opening, closing) of one level of nesting.
 TOML_LEVELS = {"array": ("[", "]"), "table": ("{a = ", "}"), "array-of-tables": ("[{b = ", "}]")}

@@ -15,7 +15,7 @@ import pytest
 
 from summaryguard.rules.cli import main
 from summaryguard.rules.engine import analyzer as engine_analyzer
-from summaryguard.rules.exitcodes import ExitCode
+from summaryguard.rules.cli.exitcodes import ExitCode
 
 UNCHECKED = (
     "def recover(checkpoint):\n"

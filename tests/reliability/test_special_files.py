@@ -73,7 +73,7 @@ def test_a_special_baseline_file_is_a_configuration_error(project: Path, special
 
 
 def test_a_source_file_over_the_size_limit_is_refused_before_it_is_read(project: Path) -> None:
-    from summaryguard.rules.sources import MAX_SOURCE_BYTES
+    from summaryguard.rules.cli.sources import MAX_SOURCE_BYTES
 
     big = project / "big.py"
     with open(big, "wb") as handle:  # sparse: no disk space, and reading it would cost MAX_SOURCE_BYTES

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from summaryguard.rules.config import load_config
+from summaryguard.rules.cli.config import load_config
 from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from summaryguard.rules.deepstack import call_with_deep_stack
+from summaryguard.rules.cli.deepstack import call_with_deep_stack
 from summaryguard.rules.engine import Analyzer, FileError, Vocabulary, all_rules
 
 HEADER = textwrap.dedent(
@@ -225,7 +225,7 @@ def test_libcst_failing_where_cpython_parsed_is_a_file_error(
 ) -> None:
     import libcst
 
-    def parse_module(text: str) -> None:
+    def parse_module(text: str, config: object = None) -> None:
         raise failure
 
     monkeypatch.setattr(libcst, "parse_module", parse_module)

@@ -48,7 +48,7 @@ def _visible(match: re.Match[str]) -> str:
 
 def escape(text: str) -> str:
     """``text`` for one line of a terminal or a CI log: valid Unicode (see
-    :func:`~summaryguard.rules.report.displayable`), control characters as escapes
+    :func:`~summaryguard.rules.cli.report.displayable`), control characters as escapes
     (``\\n``, ``\\x1b``, ``\\u202e``), and no ``::`` at its start."""
     text = displayable(text)
     if text.isprintable() and not text.lstrip().startswith("::"):

@@ -48,7 +48,7 @@ from .sources import decode_source, read_source_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
     from .dependencies import Dependency
-    from .engine import Analyzer
+    from ..engine import Analyzer
 
 __all__ = ["Batch", "check_files"]
 
@@ -83,8 +83,8 @@ def check_files(
     with the project modules they import as context. ``root`` is the project's folder
     (the configuration's): absolute imports are also looked up below it."""
     from .dependencies import find_dependencies
-    from .engine import FileError
-    from .engine.findings import finding_from_row, finding_row
+    from ..engine import FileError
+    from ..engine.findings import finding_from_row, finding_row
 
     batch = Batch()
     digests: dict[str, str] = {}
@@ -184,7 +184,7 @@ def _cached_screen(cache: ResultCache | None, digest: str, path: str, imports: d
 
 def _identity(path: str, digest: str) -> str:
     """What an analysis depends on of one file: its content, and the name it is imported by."""
-    from .engine.names import module_location, module_name_for
+    from ..engine.names import module_location, module_name_for
 
     return f"{digest} {module_name_for(path)[0]} {module_location(path)}"
 
@@ -314,7 +314,7 @@ _WORKER: dict[str, Any] = {}
 def _start_worker(
     vocabulary: Any, rule_classes: Sequence[type], target_version: str | None
 ) -> None:  # pragma: no cover - runs in a worker
-    from .engine import Analyzer
+    from ..engine import Analyzer
 
     _WORKER["analyzer"] = Analyzer(vocabulary, rule_classes, target_version)
     # What the worker inherited and just built lives as long as it does: out of the

@@ -246,7 +246,7 @@ class ResultCache:
         findings, errors = document.get("findings"), document.get("errors")
         if not isinstance(findings, list) or not isinstance(errors, list):
             return None
-        from .engine.findings import finding_from_row
+        from ..engine.findings import finding_from_row
 
         rows: list[Any] = []
         for row in findings:

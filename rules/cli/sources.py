@@ -4,7 +4,7 @@ Python source is bytes with an encoding declared by a BOM or a PEP 263 coding
 cookie (``# -*- coding: latin-1 -*-``), UTF-8 otherwise; a linter that assumes
 UTF-8 misreads valid files and crashes on others. :func:`tokenize.detect_encoding`
 applies exactly the interpreter's rules. Every failure becomes a
-:class:`~summaryguard.rules.report.ReadError` naming the file, the line where
+:class:`~summaryguard.rules.cli.report.ReadError` naming the file, the line where
 known, and the cause, so one bad file never stops a run.
 """
 

@@ -4,7 +4,7 @@ Machine readers depend on this shape; it changes only with a new ``version``.
 Keys are written in a fixed order and ``line`` of an error is ``null`` when
 the cause has no line (a file that does not exist). The output is always
 valid UTF-8: the bytes of a file name that is not UTF-8 are written as
-``\\xNN`` (see :func:`~summaryguard.rules.report.displayable`).
+``\\xNN`` (see :func:`~summaryguard.rules.cli.report.displayable`).
 """
 
 from __future__ import annotations

@@ -76,8 +76,8 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
         raise UsageError("--write-baseline needs --baseline FILE (the file to write)")
     config = load_config(options.config, cwd)
 
-    from . import engine  # the analyzer (libcst) loads only when a check runs
-    from .sg001_unused_suppression import UnusedSuppressionComment
+    from .. import engine  # the analyzer (libcst) loads only when a check runs
+    from ..sg001_unused_suppression import UnusedSuppressionComment
 
     rule_classes = list(engine.all_rules(use_plugins=True))
     known = {rule.code for rule in rule_classes}
@@ -199,7 +199,7 @@ def _keep_reported(
 ) -> list[FindingLike]:
     """Drop findings silenced by ``per-file-ignores`` or a comment on their line;
     add SG001 for comments that silence nothing (in files analyzed without error)."""
-    from .sg001_unused_suppression import UnusedSuppressionComment, check_comments
+    from ..sg001_unused_suppression import UnusedSuppressionComment, check_comments
 
     per_file = [(entry.spec, _expand_all(entry.codes, known)) for entry in config.per_file_ignores]
     root = str(config.root)

@@ -25,7 +25,7 @@ __all__ = ["escape_data", "escape_property", "format_error", "format_finding", "
 
 def escape_data(text: str) -> str:
     """Escape a command's message (bytes that are not UTF-8 shown as ``\\xNN``, see
-    :func:`~summaryguard.rules.report.displayable`)."""
+    :func:`~summaryguard.rules.cli.report.displayable`)."""
     return displayable(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 

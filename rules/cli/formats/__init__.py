@@ -1,6 +1,6 @@
 """Output formats of ``summaryguard check``: one module per format, one registry.
 
-A format is a function that writes a :class:`~summaryguard.rules.report.Report`
+A format is a function that writes a :class:`~summaryguard.rules.cli.report.Report`
 to a text stream. Adding one (SARIF, GitHub workflow commands) is a new module
 here and one line in :data:`FORMATS`; the command line offers whatever the
 registry holds.

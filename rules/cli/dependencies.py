@@ -38,7 +38,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .engine.names import package_root
+from ..engine.names import package_root
 
 __all__ = ["Dependency", "MAX_DEPTH", "MAX_MODULES", "find_dependencies", "import_roots", "resolve_import"]
 

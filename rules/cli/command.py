@@ -3,7 +3,7 @@
 Subcommands: ``check`` (the analyzer), ``rules`` (table of rules), ``explain
 CODE`` (a rule's documentation), ``demo`` (the runtime guard's replay of the
 failure, see ``summaryguard.guard.demo``). Exit statuses are
-:class:`~summaryguard.rules.exitcodes.ExitCode`.
+:class:`~summaryguard.rules.cli.exitcodes.ExitCode`.
 
 No input ever ends in a Python traceback: usage and configuration errors are
 reported with what to fix, and anything unexpected is caught here as a last
@@ -227,7 +227,7 @@ def _check(namespace: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
 
 def _rules(stdout: TextIO) -> int:
     from .catalog import format_rules_table
-    from .engine import all_rules
+    from ..engine import all_rules
 
     stdout.write(format_rules_table(all_rules(use_plugins=True)) + "\n")
     return ExitCode.OK
@@ -235,7 +235,7 @@ def _rules(stdout: TextIO) -> int:
 
 def _explain(code: str, stdout: TextIO, stderr: TextIO) -> int:
     from .catalog import UnknownRuleError, explain
-    from .engine import all_rules, rule_doc
+    from ..engine import all_rules, rule_doc
 
     try:
         text = explain(code, all_rules(use_plugins=True), rule_doc)
