@@ -44,9 +44,13 @@ class ResumeWithoutDependencyCheck(LintRule):
     A dependency check is recognized as a membership or subset test against
     references (``verbatim_refs``, ``refs``, ``deps``...) whose failing side
     raises; comparisons hidden in other helpers count only when the helper's
-    body is available to the analysis. In LangGraph (``graph.invoke(None,
-    config)``) the summary is written atomically with its checkpoint, so only
-    this rule applies to such resumes.
+    body is available to the analysis. A framework model says which checks its
+    framework guarantees: in LangGraph (``graph.invoke(None, config)``) a summary
+    held in graph state is written atomically with its checkpoint, so only this
+    rule applies to such resumes, and only when the graph built into the resumed
+    value summarizes (a summarization node or middleware): a graph whose
+    construction the analysis cannot see, or one without a summarizer, is not a
+    resume from a summary.
     """
 
     code = "SG103"

@@ -40,13 +40,16 @@ class RederiveMissingRef(LintRule):
     ## Known problems
     A callee is a tool when it is decorated as one (``langchain_core.tools.tool``,
     ``agents.function_tool``, ``tool_guard``), configured in ``tool-calls``,
-    known to a framework plugin, or calls such a tool itself. A name
+    known to a framework model, or calls such a tool itself. A name
     (``search_tool``, ``tools.x``) is only a second vote: it counts where the
     state is resumed by data flow (``resume_context()``, a load of a checkpoint
     that carries a summary, a summary object whose ``.verbatim_refs`` or
     ``.generation`` is read), never next to state that is resumed only by its
     name (``resume_state``), and never for helpers about tools
-    (``log_tool_action_error``, ``get_tool``, ``tool_call``). Resumed state is
+    (``log_tool_action_error``, ``get_tool``, ``tool_call``). The tool's result
+    must take the missing reference's place (bound to the looked-up name or key,
+    stored into the resumed state, returned, or the lookup's fallback): a call
+    whose result goes elsewhere obtains something else. Resumed state is
     followed through assignments within one function; configure ``tool-calls``
     for tools the analyzer cannot see.
     """

@@ -47,8 +47,14 @@ class SummaryWithoutGeneration(LintRule):
     record, afterwards on the same name, or by a class of the same module that
     sets it itself; a stamp added by another function (``return
     stamp(record)``) is not seen. A record with a ``**`` splat is not judged.
-    Chat messages holding a summary (``SystemMessage(content=...)``, a dict
-    with a ``role``) are not summary records.
+    The record is the value built from summarizer output (a model call whose
+    input asks for a summary in a string, a compaction call of a framework
+    model, a configured one) that the compaction returns, stores or passes on,
+    reported once: a response body wrapping it, an exception message or token
+    usage is not another record. Chat messages holding a summary
+    (``SystemMessage(content=...)``, a dict or call with a ``role``) are not
+    summary records unless their role is the summary role. A summarizer more
+    than three calls away is not followed: configure ``compaction-calls``.
     """
 
     code = "SG301"

@@ -48,10 +48,13 @@ class RecompactUnreconciledSummary(LintRule):
     may also sit before every call of the function.
 
     ## Known problems
-    An earlier summary is recognized by names (an attribute, key or parameter
-    called like a summary, not like its prompt or model), followed through
-    assignments in the same function; one level of callers is searched for a
-    check when it arrives as a parameter.
+    An earlier summary is recognized by value: a state key holding a summary
+    (``state["summary"]``), the summary protocol (``checkpoint.summary``, a
+    value whose ``.generation``, ``.partial`` or ``.verbatim_refs`` is read), a
+    framework's running summary, or a state channel or attribute the code wrote
+    its summary into and folds again; a name only corroborates. It is followed
+    through assignments in the same function; when it arrives as a parameter,
+    the callers that pass an earlier summary by value are reported instead.
     """
 
     code = "SG303"
