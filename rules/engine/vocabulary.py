@@ -45,13 +45,7 @@ DEFAULTS: Mapping[str, tuple[str, ...]] = {
     "checkpointers": (),
     "interrupt-calls": (),
     "tool-calls": (),
-    "tool-decorators": (
-        "agents.function_tool",
-        "crewai.tools.tool",
-        "smolagents.tool",
-        f"{_GUARD}.tool_guard",
-        f"{_GUARD}.tools.tool_guard",
-    ),
+    "tool-decorators": (f"{_GUARD}.tool_guard", f"{_GUARD}.tools.tool_guard"),
     "compaction-calls": ("*.compact", "*.summarize", "summarize_messages", "*.summarize_messages"),
     "checkpoint-writes": (f"{_GUARD}.CheckpointStore.save", "*.save_checkpoint", "*.write_checkpoint"),
     "checkpoint-loads": (

@@ -1,0 +1,1 @@
+"""The CrewAI room: the analyzer's model of CrewAI (``model.py``)."""

@@ -1,0 +1,13 @@
+"""The analyzer's model of CrewAI, as data (see ``summaryguard.plugins.framework``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["MODEL"]
+
+MODEL: Mapping[str, Any] = {
+    "name": "crewai",
+    "vocabulary": {"tool-decorators": ("crewai.tools.tool",)},
+}

@@ -1,0 +1,1 @@
+"""The smolagents room: the analyzer's model of smolagents (``model.py``)."""
