@@ -12,22 +12,25 @@ The work has two parts, because the analysis crosses modules:
    :data:`SERIAL_SYNTAX_CHECKS` files need the syntax check (serial
    otherwise). What crosses process boundaries is small: the text in, a
    boolean and a few error rows out. No syntax tree is ever pickled.
-2. **Analysis, of the screened-in files together** (:meth:`Analyzer.analyze`):
-   libcst, function summaries solved to a fixed point across all of them,
-   one rule pass per file. It runs in this process, on every file that
-   needs it at once, so a validator in ``recovery.py`` still protects a
-   resume in ``loop.py``. Project modules that those files import but that
-   are not among the files of the run (a pre-commit hook passes only the
-   staged files) are found on disk, screened the same way, and analyzed with
-   them as *context*, never reported (see :mod:`.dependencies`). The result
-   is cached under the ordered list of (path, content digest, module name)
-   of all of them (see :mod:`.cache`).
+2. **Analysis of the screened-in files** (:meth:`Analyzer.analyze`): libcst,
+   function summaries solved to a fixed point across modules, one rule pass
+   per file. Project modules that those files import but that are not among
+   the files of the run (a pre-commit hook passes only the staged files) are
+   found on disk, screened the same way, and analyzed with them as
+   *context*, never reported (see :mod:`.dependencies`), so a validator in
+   ``recovery.py`` still protects a resume in ``loop.py``. The result is
+   cached under the ordered list of (path, content digest, module name) of
+   all of them (see :mod:`.cache`), one entry per run whatever ``--jobs``.
 
-The engine's call resolution is project-wide (a bare name may resolve to a
-method of any module, a method call to the one method of that name in the
-project), so real code does not split into independent groups of files; the
-analysis is therefore one unit, and the results of ``--jobs 1`` and
-``--jobs N`` are identical by construction: only the screening is spread.
+The engine is local (SPEC §3.1.1): a file's findings depend only on its own
+content and the modules it imports, transitively. So with ``--jobs`` > 1 and
+more than one file to analyze (at least :data:`SERIAL_ANALYSIS_CHARS` of
+text), the checked files are split into up to ``jobs`` chunks balanced by text
+length, each analyzed in its own worker process with the modules its files
+import, a checked file of another chunk included (as context there); each
+file's findings come from the one chunk that checks it (see :mod:`.chunks`).
+The results of ``--jobs 1`` and ``--jobs N`` are the same wherever the engine
+keeps its locality (tests/cli/test_cli_parallel_analysis.py).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .chunks import Chunk, Unit, partition
 from .cache import Imports, ResultCache, Verdict, content_digest, project_key
 from .deepstack import call_with_deep_stack
 from .report import ErrorLike, ReadError
@@ -70,6 +74,8 @@ class Batch:
     cached_analysis: bool = False
     #: Absolute paths of the context modules: imported by checked files, analyzed, not checked.
     context: list[str] = field(default_factory=list)
+    #: Worker processes that ran the analysis (0: in this process), one chunk of files each.
+    analysis_workers: int = 0
 
 
 def check_files(
@@ -154,8 +160,9 @@ def check_files(
             batch.errors.extend(FileError(*row) for row in stored[1])
         else:
             batch.analyzed = len(wanted)
-            context_sources = [(d.path, d.text) for d in context]
-            findings, errors = call_with_deep_stack(lambda: analyzer.analyze(wanted, facts, context_sources))
+            findings, errors, batch.analysis_workers = _analyze_all(
+                analyzer, wanted, context, imports, facts, jobs, None if root is None else os.path.realpath(root)
+            )
             batch.findings.extend(findings)
             batch.errors.extend(errors)
             if cache is not None:
@@ -331,3 +338,92 @@ def _syntax_chunk(
     items: Sequence[tuple[str, str]],
 ) -> list[tuple[tuple[int | None, str], ...]]:  # pragma: no cover - runs in a worker
     return syntax_texts(_WORKER["analyzer"], items)
+
+
+# -- analysis, in this process or in chunks across a pool ---------------------------------
+
+#: Below this many characters of checked text, the analysis stays in this process:
+#: starting workers and shipping them their modules would cost more than it saves
+#: (a pre-commit hook with a few small files).
+SERIAL_ANALYSIS_CHARS = 20_000
+
+
+def _analyze_all(
+    analyzer: Analyzer,
+    wanted: list[tuple[str, str]],
+    context: Sequence[Dependency],
+    imports: dict[str, Imports],
+    facts: dict[str, Any],
+    jobs: int,
+    root: str | None,
+) -> tuple[list[Any], list[Any], int]:
+    """Findings and errors of ``wanted`` analyzed with ``context``, and the number of
+    worker processes used (0: in this process). Chunked across a pool when ``jobs`` > 1
+    and there is enough to share; the same findings either way (see :mod:`.chunks`)."""
+    if jobs > 1 and len(wanted) > 1 and sum(len(text) for _, text in wanted) >= SERIAL_ANALYSIS_CHARS:
+        chunks = plan_chunks(wanted, context, imports, jobs, root)
+        if len(chunks) > 1:
+            try:
+                return (*_analyze_in_pool(analyzer, chunks, facts), len(chunks))
+            except Exception:  # noqa: BLE001 - no pool (no /dev/shm, a sandbox, an unpicklable plugin): one process
+                pass
+    context_sources = [(d.path, d.text) for d in context]
+    findings, errors = call_with_deep_stack(lambda: analyzer.analyze(wanted, facts, context_sources))
+    return findings, errors, 0
+
+
+def plan_chunks(
+    wanted: Sequence[tuple[str, str]],
+    context: Sequence[Dependency],
+    imports: dict[str, Imports],
+    jobs: int,
+    root: str | None,
+) -> list[Chunk]:
+    """The chunks of a run's analysis (see :func:`.chunks.partition`); a single chunk when
+    two files of the run are the same module on disk (they cannot be told apart by key)."""
+    from .dependencies import import_graph
+
+    modules = [(path, imports.get(path, ())) for path, _ in wanted] + [(d.path, d.imports) for d in context]
+    graph = import_graph(modules, root)
+    units = [Unit(os.path.normpath(os.path.abspath(path)), path, text, True) for path, text in wanted]
+    units += [Unit(os.path.normpath(os.path.abspath(d.path)), d.path, d.text, False) for d in context]
+    if len({u.key for u in units}) != len(units):
+        return [Chunk(units[: len(wanted)], units[len(wanted) :])]
+    return partition(units, graph, jobs)
+
+
+def _chunk_work(
+    chunk: Chunk, facts: dict[str, Any]
+) -> tuple[list[tuple[str, str]], dict[str, Any], list[tuple[str, str]]]:
+    """What a worker needs for ``chunk``: its sources, their screening facts, its context."""
+    paths = [u.path for u in (*chunk.sources, *chunk.context)]
+    return (
+        [(u.path, u.text) for u in chunk.sources],
+        {path: facts[path] for path in paths if path in facts},
+        [(u.path, u.text) for u in chunk.context],
+    )
+
+
+def _analyze_in_pool(analyzer: Analyzer, chunks: list[Chunk], facts: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """Every chunk analyzed in its own worker process, results merged and sorted as
+    :meth:`~.engine.Analyzer.analyze` sorts them. The largest chunks are queued first."""
+    ordered = sorted(chunks, key=lambda c: -c.cost)
+    initargs = (analyzer.vocabulary, analyzer.rule_classes, analyzer.target_version)
+    findings: list[Any] = []
+    errors: list[Any] = []
+    with ProcessPoolExecutor(len(ordered), mp_context=_context(), initializer=_start_worker, initargs=initargs) as pool:
+        futures = [pool.submit(_analyze_chunk, *_chunk_work(chunk, facts)) for chunk in ordered]
+        for future in futures:
+            chunk_findings, chunk_errors = future.result()
+            findings.extend(chunk_findings)
+            errors.extend(chunk_errors)
+    findings.sort(key=lambda f: f.sort_key)
+    errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
+    return findings, errors
+
+
+def _analyze_chunk(
+    sources: list[tuple[str, str]], facts: dict[str, Any], context: list[tuple[str, str]]
+) -> tuple[list[Any], list[Any]]:  # pragma: no cover - runs in a worker
+    analyzer = _WORKER["analyzer"]
+    return call_with_deep_stack(lambda: analyzer.analyze(sources, facts, context))

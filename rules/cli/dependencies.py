@@ -40,7 +40,15 @@ from dataclasses import dataclass
 
 from ..engine.names import package_root
 
-__all__ = ["Dependency", "MAX_DEPTH", "MAX_MODULES", "find_dependencies", "import_roots", "resolve_import"]
+__all__ = [
+    "Dependency",
+    "MAX_DEPTH",
+    "MAX_MODULES",
+    "find_dependencies",
+    "import_graph",
+    "import_roots",
+    "resolve_import",
+]
 
 #: Import levels followed from a checked file: its imports (1), theirs (2), and theirs (3).
 #: A validator usually sits one import away; its helpers one more.
@@ -175,3 +183,29 @@ def find_dependencies(
         if len(found) >= MAX_MODULES:
             break
     return found
+
+
+def import_graph(modules: Iterable[tuple[str, Sequence[str]]], root: str | None) -> dict[str, list[str]]:
+    """Which of ``modules`` each one imports, resolved exactly as :func:`find_dependencies` does.
+
+    ``modules`` are ``(path, imports)`` pairs (checked files by their display path,
+    context modules by their absolute path); the graph is keyed by each module's
+    normalized absolute path, and holds only edges between modules of ``modules``
+    (an import of anything else is not analyzed in the run, so it cannot matter).
+    The parallel analysis splits a run with it: a chunk of files needs the modules
+    they import, transitively (SPEC §3.1.1, locality)."""
+    disk = _Disk()
+    pairs = [(os.path.normpath(os.path.abspath(path)), path, imports) for path, imports in modules]
+    known = {key for key, _, _ in pairs}
+    graph: dict[str, list[str]] = {}
+    for key, path, imports in pairs:
+        roots: list[str] | None = None
+        targets: list[str] = []
+        for spec in imports:
+            if roots is None and not spec.startswith("."):
+                roots = import_roots(path, root, disk)
+            target = resolve_import(spec, path, roots or [], disk)
+            if target is not None and target in known and target != key and target not in targets:
+                targets.append(target)
+        graph[key] = targets
+    return graph

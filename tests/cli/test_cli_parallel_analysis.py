@@ -1,0 +1,275 @@
+"""The analysis runs in chunks across worker processes (``--jobs``) with the findings of one process.
+
+The engine is local (SPEC §3.1.1), so :mod:`summaryguard.rules.cli.chunks` splits
+the checked files into chunks, each analyzed in its own worker with the modules
+its files import. These tests run the real CLI (and :func:`check_files`, to see
+that the pool really ran) on multi-module projects and on every whole-file
+fixture at once, with ``--jobs 1`` and more, and compare the findings with
+their evidence chains. The size floor below which the analysis stays in one
+process is lowered to 0 so that small fixtures take the parallel path.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from summaryguard.rules.cli import batch as batch_module
+from summaryguard.rules.cli import main
+from summaryguard.rules.cli.chunks import Unit, closures, partition
+
+FIXTURES = Path(__file__).parents[1] / "rules" / "fixtures"
+
+#: Fixture files whose findings depend today on other files of the run (the engine's
+#: locality gaps, see NONLOCAL_TODAY in tests/rules/test_locality.py): a chunk holds
+#: only what its files import, so these may differ between --jobs 1 and --jobs N.
+NONLOCAL_TODAY = {
+    "fixtures/multimodule/recovery.py",  # SG104 at 32 only with loop.py, its importer, in the run
+    "fixtures/langgraph_resumes.py",  # findings vanish next to trap_summaryguard_runtime.py's `def summarize`
+}
+
+#: A resume in a module, checked by one same-module caller and not by another; a validator
+#: module that two otherwise independent modules import (so that, with two chunks, one of
+#: them analyzes it as context: without it, its resume would look unchecked).
+RESUMES = {
+    "app/__init__.py": "",
+    "app/validation.py": """
+        from summaryguard.guard import SummaryReconciliationError
+
+
+        def verify(checkpoint, deps):
+            summary = checkpoint.summary
+            if summary is None or summary.generation != checkpoint.summary_generation:
+                raise SummaryReconciliationError(None, checkpoint.turn, "", "generation mismatch")
+            if summary.partial:
+                raise SummaryReconciliationError(summary.generation, checkpoint.turn, "", "partial")
+            for ref in deps:
+                if ref not in summary.verbatim_refs:
+                    raise SummaryReconciliationError(summary.generation, checkpoint.turn, ref, "dropped")
+        """,
+    "app/resume.py": """
+        from app.validation import verify
+
+
+        def _continue(checkpoint, agent):
+            return agent.resume(checkpoint.summary)
+
+
+        def checked(checkpoint, agent, deps):
+            verify(checkpoint, deps)
+            return _continue(checkpoint, agent)
+
+
+        def unchecked(checkpoint, agent):
+            return _continue(checkpoint, agent)
+        """,
+    "app/second.py": """
+        from app.validation import verify
+
+
+        def protected(checkpoint, agent, deps):
+            verify(checkpoint, deps)
+            return agent.resume(checkpoint.summary)
+
+
+        def exposed(checkpoint, agent):
+            return agent.resume(checkpoint.summary)
+
+
+        def also_protected(checkpoint, agent, deps):
+            verify(checkpoint, deps)
+            return agent.resume(checkpoint.summary)
+        """,
+    "app/other.py": """
+        from app.resume import checked
+
+
+        def entry(checkpoint, agent):
+            return agent.resume(checkpoint.summary)
+
+
+        def safe(checkpoint, agent):
+            return checked(checkpoint, agent, ["vm"])
+        """,
+}
+
+
+@pytest.fixture(autouse=True)
+def _parallel_even_when_small(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch_module, "SERIAL_ANALYSIS_CHARS", 0)
+
+
+def _project(root: Path, fixture_folders: list[str]) -> Path:
+    (root / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
+    for folder in fixture_folders:
+        shutil.copytree(FIXTURES / folder, root / "fixtures" / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for path, text in RESUMES.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+def _check(root: Path, jobs: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> dict:
+    monkeypatch.chdir(root)
+    status = main(["check", "--no-cache", "--format", "json", "--show-trace", "--jobs", str(jobs)])
+    report = json.loads(capsys.readouterr().out)
+    # Everything but the statistics (they hold the run's duration).
+    return {"status": status, "findings": report["findings"], "errors": report["errors"]}
+
+
+def _batch(root: Path, jobs: int, monkeypatch: pytest.MonkeyPatch) -> batch_module.Batch:
+    """:func:`check_files` as ``summaryguard check`` calls it (to see how many workers analyzed)."""
+    from summaryguard.rules import engine
+    from summaryguard.rules.cli.discovery import discover
+
+    monkeypatch.chdir(root)
+    vocabulary = engine.Vocabulary.build(use_plugins=True)
+    analyzer = engine.Analyzer(vocabulary, list(engine.all_rules(use_plugins=True)))
+    found = discover((), root=root)
+    return batch_module.check_files(found.files, analyzer, None, jobs, root=root)
+
+
+def test_multimodule_project_same_json_with_any_jobs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _project(tmp_path, ["multimodule", "langgraph_project", "sg303_callers", "recompaction_callers"])
+    one = _check(root, 1, monkeypatch, capsys)
+    assert one["findings"], "the project must report something, or the comparison proves nothing"
+    resume = {(f["line"], f["code"]) for f in one["findings"] if f["path"] == "app/resume.py"}
+    assert resume and {line for line, _ in resume} == {14}  # reported at the caller that does not check
+    assert [f for f in one["findings"] if f["path"] == "app/other.py"]  # its own unchecked resume
+    assert {f["line"] for f in one["findings"] if f["path"] == "app/second.py"} == {10}  # validated elsewhere
+    for jobs in (2, 3):
+        assert _check(root, jobs, monkeypatch, capsys) == one, f"--jobs {jobs} differs from --jobs 1"
+
+
+def test_the_pool_really_analyzes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from summaryguard.rules import engine
+
+    root = _project(tmp_path, ["multimodule", "langgraph_project", "sg303_callers", "recompaction_callers"])
+    serial = _batch(root, 1, monkeypatch)
+    parallel = _batch(root, 3, monkeypatch)
+    assert serial.analysis_workers == 0 and parallel.analysis_workers == 3
+    analyzer = engine.Analyzer(engine.Vocabulary.build(use_plugins=True), [])
+    screened = {p: analyzer.screen_facts(p, t) for p, t in parallel.sources}
+    wanted = [(p, t) for p, t in parallel.sources if screened[p][0]]
+    imports = {p: screened[p][2].imports for p, _ in wanted}
+    chunks = batch_module.plan_chunks(wanted, [], imports, 3, str(root))
+    validation = [c for c in chunks if any(u.path.endswith("validation.py") for u in c.context)]
+    assert validation, "the shared validator must be context of some chunk, or context is not tested"
+    assert parallel.findings == serial.findings
+    assert [f.trace for f in parallel.findings] == [f.trace for f in serial.findings]  # trace: not part of ==
+    assert parallel.errors == serial.errors
+
+
+def _whole_file_fixtures(root: Path) -> list[str]:
+    shutil.copytree(FIXTURES, root / "fixtures", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
+    return sorted(p.relative_to(root).as_posix() for p in (root / "fixtures").rglob("*.py"))
+
+
+def _by_file(report: dict) -> dict[str, list[dict]]:
+    found: dict[str, list[dict]] = {}
+    for finding in report["findings"]:
+        found.setdefault(finding["path"], []).append(finding)
+    return found
+
+
+def test_every_fixture_together_same_findings_with_any_jobs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = _whole_file_fixtures(tmp_path)
+    one = _check(tmp_path, 1, monkeypatch, capsys)
+    assert len(_by_file(one)) > 10
+    for jobs in (2, 3):
+        other = _check(tmp_path, jobs, monkeypatch, capsys)
+        assert other["errors"] == one["errors"]
+        for path in files:
+            if path in NONLOCAL_TODAY:
+                continue
+            assert _by_file(other).get(path) == _by_file(one).get(path), f"{path} with --jobs {jobs}"
+
+
+@pytest.fixture(scope="module")
+def fixture_tree(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    root = tmp_path_factory.mktemp("fixtures")
+    return root, [p for p in _whole_file_fixtures(root) if p not in NONLOCAL_TODAY]
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_subset_of_fixtures_any_jobs_same_findings(
+    fixture_tree: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch, data: st.DataObject
+) -> None:
+    """Property: whichever fixture files are checked together, and however many chunks,
+    each file's findings (with their traces) are those of the one-process analysis."""
+    root, files = fixture_tree
+    monkeypatch.setattr(batch_module, "SERIAL_ANALYSIS_CHARS", 0)
+    chosen = data.draw(st.lists(st.sampled_from(files), min_size=2, max_size=8, unique=True))
+    jobs = data.draw(st.integers(2, 5))
+    from summaryguard.rules import engine
+    from summaryguard.rules.cli.discovery import discover
+
+    analyzer = engine.Analyzer(engine.Vocabulary.build(use_plugins=True), list(engine.all_rules(use_plugins=True)))
+    found = discover([str(root / p) for p in chosen], root=root)
+    serial = batch_module.check_files(found.files, analyzer, None, 1, root=root)
+    parallel = batch_module.check_files(found.files, analyzer, None, jobs, root=root)
+    assert parallel.analysis_workers <= min(jobs, parallel.analyzed)  # 0: one chunk (files that import each other)
+    assert [(f, f.trace) for f in parallel.findings] == [(f, f.trace) for f in serial.findings]
+    assert parallel.errors == serial.errors
+
+
+def test_results_cross_process_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Findings and errors come back from workers by pickle: nothing is lost on the way."""
+    root = _project(tmp_path, ["multimodule", "langgraph_project"])
+    serial = _batch(root, 1, monkeypatch)
+    assert serial.findings and any(f.trace for f in serial.findings)
+    for item in [*serial.findings, *serial.errors]:
+        copy = pickle.loads(pickle.dumps(item))
+        assert copy == item and getattr(copy, "trace", None) == getattr(item, "trace", None)
+
+
+# -- the partition itself --------------------------------------------------------------
+
+_KEYS = [f"/p/m{i}.py" for i in range(8)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 5_000), min_size=8, max_size=8),
+    checked=st.integers(1, 8),
+    edges=st.sets(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=20),
+    jobs=st.integers(1, 6),
+)
+def test_partition_covers_every_file_once_with_what_it_imports(
+    sizes: list[int], checked: int, edges: set[tuple[int, int]], jobs: int
+) -> None:
+    units = [Unit(k, k, "x" * sizes[i], i < checked) for i, k in enumerate(_KEYS)]
+    graph = {k: [_KEYS[b] for a, b in sorted(edges) if a == i and a != b] for i, k in enumerate(_KEYS)}
+    chunks = partition(units, graph, jobs)
+    assert 1 <= len(chunks) <= min(jobs, checked)
+    owned = [u.key for c in chunks for u in c.sources]
+    assert sorted(owned) == sorted(_KEYS[:checked])  # every checked file in exactly one chunk
+    reach = closures(units, graph)
+    for chunk in chunks:
+        keys = [u.key for u in (*chunk.sources, *chunk.context)]
+        assert len(keys) == len(set(keys))
+        for unit in chunk.sources:  # transitive imports, cycles included, are all there
+            assert reach[unit.key] <= set(keys)
+        assert [u.key for u in chunk.context] == sorted((u.key for u in chunk.context), key=_KEYS.index)
+    for i, key in enumerate(_KEYS[:checked]):  # the closure is the transitive one
+        expected, frontier = set(), [key]
+        while frontier:
+            node = frontier.pop()
+            for target in graph[node]:
+                if target not in expected:
+                    expected.add(target)
+                    frontier.append(target)
+        assert reach[key] == expected - {key}
