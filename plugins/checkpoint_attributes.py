@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from summaryguard.guard.model import DroppedRef
-
 from .hookspecs import hookimpl
 
 
@@ -77,6 +75,8 @@ def normalize_manifest(manifest: Any, where: str = "drop_manifest") -> tuple[Any
             f"{where}: expected a list of entries like {{'ref': ..., 'last_known': ..., 'tool': ...}}, got {shape}; "
             "write one entry per dropped reference"
         )
+    from summaryguard.guard.model import DroppedRef  # not at import: the analyzer loads this plugin too
+
     out = []
     for entry in manifest:
         if isinstance(entry, Mapping):

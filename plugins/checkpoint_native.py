@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
-from typing import Any
-
-from summaryguard.guard.model import Checkpoint, DroppedRef
+from typing import TYPE_CHECKING, Any
 
 from .hookspecs import hookimpl
+
+if TYPE_CHECKING:  # pragma: no cover
+    from summaryguard.guard.model import Checkpoint, DroppedRef
+
+#: Building the plugin manager imports this module in every analyzer run, which never
+#: meets a Checkpoint: the runtime's model is looked up when one is asked about.
+_MODEL = "summaryguard.guard.model"
 
 
 class NativeCheckpointAdapter:
@@ -45,4 +51,5 @@ ADAPTER = NativeCheckpointAdapter()
 
 @hookimpl
 def summaryguard_checkpoint_adapter(checkpoint_type: type, checkpoint: Any) -> NativeCheckpointAdapter | None:
-    return ADAPTER if issubclass(checkpoint_type, Checkpoint) else None
+    model = sys.modules.get(_MODEL)  # a Checkpoint exists only once its module is loaded
+    return ADAPTER if model is not None and issubclass(checkpoint_type, model.Checkpoint) else None

@@ -5,21 +5,19 @@ on its line, after ``--select`` / ``--ignore`` and ``per-file-ignores``; the
 engine's single pass cannot know that, and most files are never parsed at all.
 So this rule class carries the code, the name and the documentation (``rules``,
 ``explain``, SARIF and selection know it like any other rule), never asks for
-a visitor pass, and :func:`check_comments` does the work for one file.
+a visitor pass, and :func:`check_comments` (in :mod:`summaryguard.rules.cli.unused`,
+free of libcst) does the work for one file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
+from summaryguard.rules.cli.unused import CODE, NAME, check_comments
 from summaryguard.rules.engine.base import Invalid, LintRule, Valid
-from summaryguard.rules.engine.findings import Finding
-from summaryguard.rules.cli.suppression import apply_suppressions, parse_suppressions
 
 if TYPE_CHECKING:  # pragma: no cover
     from summaryguard.rules.engine.model import FileModel
-    from summaryguard.rules.cli.report import FindingLike
 
 __all__ = ["UnusedSuppressionComment", "check_comments"]
 
@@ -63,8 +61,8 @@ class UnusedSuppressionComment(LintRule):
     on its line.
     """
 
-    code = "SG001"
-    name = "unused-suppression"
+    code = CODE
+    name = NAME
 
     VALID = [
         Valid(
@@ -114,59 +112,3 @@ class UnusedSuppressionComment(LintRule):
     def wants(self, model: FileModel) -> bool:
         """Never: the command line reports this rule after the analysis."""
         return False
-
-
-F = TypeVar("F", bound="FindingLike")
-
-
-def check_comments(
-    path: str,
-    text: str,
-    findings: Sequence[F],
-    checked: Collection[str],
-    known: Collection[str] | None = None,
-) -> list[F | Finding]:
-    """One file's ``findings`` without those its comments silence, plus SG001 findings.
-
-    ``checked`` holds the codes the run reports for this file, ``known`` every
-    rule code of the run (default: ``checked``). When SG001 is among the
-    checked codes, each suppression comment that names a checked code with no
-    finding of that code on its line, or a code that no known rule has, is
-    reported (once per comment, naming every such code); those SG001 findings
-    can themselves be silenced by naming SG001 in a comment on the line.
-    """
-    suppressions = parse_suppressions(text)
-    if not suppressions.by_line:
-        return list(findings)
-    kept: list[F | Finding] = list(apply_suppressions(findings, suppressions))
-    rule = UnusedSuppressionComment
-    if rule.code in checked:
-        judged = set(checked) - {rule.code}
-        unused = {u.line: u for u in suppressions.unused(findings, judged)}
-        unknown = {u.line: u for u in suppressions.unknown(checked if known is None else known)}
-        reported = []
-        for line in sorted(unused.keys() | unknown.keys()):
-            parts = []
-            if line in unused:
-                parts.append(f"unused suppression of {', '.join(unused[line].codes)}: no such finding on this line")
-            if line in unknown:
-                codes = unknown[line].codes
-                parts.append(
-                    f"unknown rule code{'s' if len(codes) > 1 else ''} {', '.join(codes)} in this suppression: "
-                    "no rule has such a code or code prefix (see `summaryguard rules`)"
-                )
-            where = unused.get(line) or unknown[line]
-            reported.append(
-                Finding(
-                    path=path,
-                    line=line,
-                    column=where.column,
-                    end_line=line,
-                    end_column=where.end_column,
-                    code=rule.code,
-                    name=rule.name,
-                    message="; ".join(parts) + "; remove the code from the comment (or the comment)",
-                )
-            )
-        kept.extend(apply_suppressions(reported, suppressions))
-    return kept

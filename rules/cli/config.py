@@ -59,8 +59,10 @@ KEYS: dict[str, str] = {
 }
 
 # A dotted name whose parts may contain ``*`` wildcards: ``myapp.tools.*``, ``*.invoke``.
-_NAME_PART = re.compile(r"^(?:\*+|\**[^\W\d][\w*]*)$")
-_TOML_POSITION = re.compile(r"at line (\d+)")
+# Patterns, compiled (and cached by ``re``) on first use: a run without configured
+# names or a TOML error never needs them (SPEC §3.1.2).
+_NAME_PART = r"^(?:\*+|\**[^\W\d][\w*]*)$"
+_TOML_POSITION = r"at line (\d+)"
 
 
 class ConfigError(Exception):
@@ -191,7 +193,7 @@ def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
         if line is None:
-            match = _TOML_POSITION.search(str(exc))
+            match = re.search(_TOML_POSITION, str(exc))
             if match:
                 line = int(match.group(1))
             elif "end of document" in str(exc):
@@ -314,7 +316,7 @@ def _build(table: Mapping[str, Any], path: Path, text: str, document: Mapping[st
 
 def _is_name_pattern(value: str) -> bool:
     parts = value.split(".")
-    return all(_NAME_PART.match(part) for part in parts)
+    return all(re.match(_NAME_PART, part) for part in parts)
 
 
 def _type_name(value: object) -> str:

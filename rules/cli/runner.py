@@ -8,28 +8,45 @@ analyzer as one batch, so the engine can look across modules of the project.
 Errors are data: a path that does not exist, a file that cannot be read or
 decoded, a file the engine cannot parse are all collected with their cause and
 reported next to the findings; the run always goes on to the next file.
+
+The engine (libcst, the rule modules, the analyzer: about half a second to
+import) loads only when a file needs it (SPEC §3.1.2). The configuration, the
+rule codes (from file names, see :func:`~..engine.registry.known_codes`), the
+vocabulary and the text pre-filter come first; a pre-commit run on a few files
+that the pre-filter all dismisses and CPython all compiles (see
+:func:`_quick_screen`) is reported from there: no findings, no syntax errors,
+only SG001's comment check, which needs no engine either. Anything else (a
+file the pre-filter keeps, a file CPython rejects, whose verdict libcst gives
+for the target grammar, a plugin rule from outside summaryguard, the SARIF
+format, which describes the rule classes) takes the full path.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import time
+import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from .baseline import compare, entries_for, load_baseline, write_baseline
-from .catalog import rule_info
-from .batch import check_files
-from .cache import ResultCache, cache_folder, settings_key
 from .config import TABLE, Config, ConfigError, check_codes, load_config
+from .deepstack import call_with_deep_stack
 from .discovery import discover
 from .exitcodes import ExitCode
 from .formats import DEFAULT_FORMAT, write_report
 from .fingerprint import fingerprints, project_path
-from .report import BaselineStats, ErrorLike, FindingLike, Report, displayable
+from .report import BaselineStats, ErrorLike, FindingLike, ReadError, Report, RuleInfo, displayable
 from .selection import SelectorError, expand, resolve, unknown_selectors
+from .sources import decode_source, read_source_bytes
+from ..engine.prefilter import Prefilter
+from ..engine.registry import known_codes
+from ..engine.vocabulary import Vocabulary
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cache import ResultCache
 
 __all__ = ["CheckOptions", "UsageError", "run_check"]
 
@@ -76,18 +93,15 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
         raise UsageError("--write-baseline needs --baseline FILE (the file to write)")
     config = load_config(options.config, cwd)
 
-    from .. import engine  # the analyzer (libcst) loads only when a check runs
-    from ..sg001_unused_suppression import UnusedSuppressionComment
-
-    rule_classes = list(engine.all_rules(use_plugins=True))
-    known = {rule.code for rule in rule_classes}
+    rule_codes = known_codes(use_plugins=True)  # file names: no rule module, no libcst
+    known = rule_codes.codes
     check_codes(config, known)
     codes = _selected_codes(config, options, known)
-    # SG001 is judged after the analysis (see sg001_unused_suppression), never by the engine.
-    rules = [rule for rule in rule_classes if rule.code in codes and rule is not UnusedSuppressionComment]
     baseline_path = None if options.baseline is None else Path(options.baseline)  # like PATHs: as given
+    if baseline_path is not None:
+        from .baseline import compare, entries_for, load_baseline, write_baseline
     baseline = None if baseline_path is None or options.write_baseline else load_baseline(baseline_path)
-    vocabulary = engine.Vocabulary.build(
+    vocabulary = Vocabulary.build(
         tool_calls=config.tool_calls,
         resume_calls=config.resume_calls,
         validators=config.validators,
@@ -99,14 +113,33 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
         stderr.write(f"summaryguard: warning: {problem}\n")
     if vocabulary.model_errors:
         raise ConfigError("plugins", "; ".join(vocabulary.model_errors))
-    analyzer = engine.Analyzer(vocabulary, rules, target_version=config.target_version)
 
     found = discover(options.paths, root=config.root, exclude=config.exclude_spec, force_exclude=options.force_exclude)
     errors: list[ErrorLike] = list(found.errors)
-    cache = _open_cache(config, rules, vocabulary) if options.cache else None
-    batch = check_files(found.files, analyzer, cache, options.jobs or os.cpu_count() or 1, root=config.root)
-    sources, raw_findings = batch.sources, batch.findings
-    errors.extend(batch.errors)
+    quick = None
+    if rule_codes.from_names and options.fmt not in _DESCRIBES_RULES and len(found.files) <= QUICK_MAX_FILES:
+        # Built-in rules and the rooms' rules widen no pre-filter (tests/rules/test_rule_registry.py).
+        quick = _quick_screen(found.files, Prefilter(vocabulary))
+    rule_infos: list[RuleInfo] = []
+    if quick is not None:
+        sources, raw_findings = quick
+        errors.extend(error for error in sources if isinstance(error, ReadError))
+        sources = [item for item in sources if not isinstance(item, ReadError)]
+    else:
+        from .. import engine  # the analyzer (libcst) loads only when a file needs it
+        from .batch import check_files  # the worker pool (multiprocessing) too
+        from .catalog import rule_info
+        from ..sg001_unused_suppression import UnusedSuppressionComment
+
+        rule_classes = list(engine.all_rules(use_plugins=True))
+        # SG001 is judged after the analysis (see sg001_unused_suppression), never by the engine.
+        rules = [rule for rule in rule_classes if rule.code in codes and rule is not UnusedSuppressionComment]
+        analyzer = engine.Analyzer(vocabulary, rules, target_version=config.target_version)
+        cache = _open_cache(config, rules, vocabulary) if options.cache else None
+        batch = check_files(found.files, analyzer, cache, options.jobs or os.cpu_count() or 1, root=config.root)
+        sources, raw_findings = batch.sources, batch.findings
+        errors.extend(batch.errors)
+        rule_infos = [rule_info(rule, engine.rule_doc) for rule in rule_classes if rule.code in codes]
     texts = dict(sources)
     failed = {error.path for error in errors}
     findings = _keep_reported(raw_findings, texts, config, known, codes, failed)
@@ -131,7 +164,7 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
         errors,
         files=len(found.files),
         seconds=time.perf_counter() - started,
-        rules=[rule_info(rule, engine.rule_doc) for rule in rule_classes if rule.code in codes],
+        rules=rule_infos,
         fingerprints=prints,
         baseline=stats,
         show_trace=options.show_trace,
@@ -145,8 +178,63 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
     return ExitCode.FINDINGS if report.findings else ExitCode.OK
 
 
+#: Formats that describe the selected rule classes (SARIF's ``tool.driver.rules``): they need them loaded.
+_DESCRIBES_RULES = frozenset({"sarif"})
+#: Up to this many files, a run first tries :func:`_quick_screen`. A pre-commit hook passes
+#: a few staged files; a larger run takes the full path at once, where the result cache and
+#: the worker pool pay (and importing the engine is a small part of its cost).
+QUICK_MAX_FILES = 64
+
+
+def _quick_screen(paths: Sequence[str], prefilter: Prefilter) -> tuple[list[tuple[str, str] | ReadError], list[Any]] | None:
+    """``(sources and read errors in order, findings)`` of a run that needs no engine, or None.
+
+    That is a run where the text pre-filter dismisses every file and CPython compiles
+    each: :mod:`.batch` then reports exactly this (no finding, no syntax error; a
+    file CPython rejects may still be valid for the target grammar, which only
+    libcst decides, see :mod:`..engine.grammar`). Stops at the first file that
+    needs the engine. The result cache is neither read nor written: both checks
+    cost less than opening it, and what it holds stays valid (a verdict depends
+    on the text and the settings alone)."""
+
+    def work() -> list[tuple[str, str] | ReadError] | None:
+        items: list[tuple[str, str] | ReadError] = []
+        for path in paths:
+            raw = read_source_bytes(path)
+            if isinstance(raw, ReadError):
+                items.append(raw)
+                continue
+            text = decode_source(path, raw)
+            if isinstance(text, ReadError):
+                items.append(text)
+                continue
+            if prefilter.might_matter(text) or not _compiles(text):
+                return None
+            items.append((path, text))
+        return items
+
+    items = call_with_deep_stack(work)  # as deep as the engine's own syntax check (see .batch)
+    return None if items is None else (items, [])
+
+
+def _compiles(text: str) -> bool:
+    """Whether CPython's parser accepts ``text``, as :meth:`~..engine.Analyzer.syntax_errors` asks it;
+    nesting too deep to parse is no syntax error there either."""
+    try:
+        with warnings.catch_warnings():  # CPython's SyntaxWarnings are not ours to print
+            warnings.simplefilter("ignore")
+            compile(text, "<summaryguard>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    except (RecursionError, MemoryError):
+        return True
+    return True
+
+
 def _open_cache(config: Config, rules: Sequence[type], vocabulary: object) -> ResultCache:
     """The cache folder for this configuration and these settings (see :mod:`.cache`)."""
+    from .cache import ResultCache, cache_folder, settings_key
+
     key = settings_key(
         rules=rules,
         vocabulary_fingerprint=vocabulary.fingerprint(),  # type: ignore[attr-defined]
@@ -199,14 +287,14 @@ def _keep_reported(
 ) -> list[FindingLike]:
     """Drop findings silenced by ``per-file-ignores`` or a comment on their line;
     add SG001 for comments that silence nothing (in files analyzed without error)."""
-    from ..sg001_unused_suppression import UnusedSuppressionComment, check_comments
+    from .unused import CODE as UNUSED_SUPPRESSION, check_comments
 
     per_file = [(entry.spec, _expand_all(entry.codes, known)) for entry in config.per_file_ignores]
     root = str(config.root)
     by_path: dict[str, list[FindingLike]] = {}
     for finding in findings:
         by_path.setdefault(finding.path, []).append(finding)
-    judge_comments = UnusedSuppressionComment.code in selected
+    judge_comments = UNUSED_SUPPRESSION in selected
     paths = [*by_path, *(p for p in texts if p not in by_path and p not in failed)] if judge_comments else by_path
     kept: list[FindingLike] = []
     for path in paths:

@@ -18,11 +18,36 @@ call resolution), :mod:`.evidence` (what values and calls are),
 
 from __future__ import annotations
 
-from .analyzer import Analyzer, ScreenFacts
-from .base import Invalid, LintRule, RuleContext, Valid, expected_findings
-from .findings import FileError, Finding
-from .registry import DOC_SECTIONS, all_rules, rule_doc
-from .vocabulary import CATEGORIES, Vocabulary
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .analyzer import Analyzer, ScreenFacts
+    from .base import Invalid, LintRule, RuleContext, Valid, expected_findings
+    from .findings import FileError, Finding
+    from .registry import DOC_SECTIONS, all_rules, rule_doc
+    from .vocabulary import CATEGORIES, Vocabulary
+
+#: Where each exported name lives. The names load on first use (PEP 562), so that
+#: ``import summaryguard.rules.engine.prefilter`` (or ``.vocabulary``, ``.registry``)
+#: does not import libcst: a run whose files the text pre-filter dismisses never
+#: needs it (SPEC §3.1.2).
+_HOMES = {
+    "Analyzer": "analyzer",
+    "ScreenFacts": "analyzer",
+    "Invalid": "base",
+    "LintRule": "base",
+    "RuleContext": "base",
+    "Valid": "base",
+    "expected_findings": "base",
+    "FileError": "findings",
+    "Finding": "findings",
+    "DOC_SECTIONS": "registry",
+    "all_rules": "registry",
+    "rule_doc": "registry",
+    "CATEGORIES": "vocabulary",
+    "Vocabulary": "vocabulary",
+}
 
 __all__ = [
     "CATEGORIES",
@@ -40,3 +65,16 @@ __all__ = [
     "expected_findings",
     "rule_doc",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

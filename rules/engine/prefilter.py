@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from .vocabulary import Vocabulary
 
@@ -54,8 +55,13 @@ _WORDS = {
     "T": ("tool", "Tool"),
     "K": ("messages", "turns", "transcript", "conversation", "history", "llm", "invoke", "completions", "compact"),
 }
-#: "tool" must be a word segment: ``search_tool``, ``tools``, not ``setuptools``.
-_TOOL = re.compile(r"(?<![a-z])tools?(?![a-z])|Tool\b")
+
+
+@lru_cache(maxsize=1)
+def _tool_word() -> re.Pattern[str]:
+    """"tool" must be a word segment: ``search_tool``, ``tools``, not ``setuptools``.
+    Compiled on first use: most runs never get as far as asking (SPEC §3.1.2)."""
+    return re.compile(r"(?<![a-z])tools?(?![a-z])|Tool\b")
 
 
 def _word(pattern: str) -> str | None:
@@ -86,7 +92,7 @@ class _Groups:
         if group == "T":
             if any(w in text for w in self.extra_tools):
                 return True
-            return ("tool" in text or "Tool" in text) and _TOOL.search(text) is not None
+            return ("tool" in text or "Tool" in text) and _tool_word().search(text) is not None
         return any(literal in text for literal in self.literals[group])
 
     def decide(self, text: str) -> bool:

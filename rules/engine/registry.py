@@ -3,28 +3,109 @@
 Adding a built-in rule is adding one module named ``sg<code>_<name>.py`` to
 ``rules/``; it is found here by its file name, no list to edit. Plugin rules
 come from the ``summaryguard_lint_rules`` hook.
+
+Rule modules import libcst (through :mod:`.base`), so a run that analyzes
+nothing must not import them (SPEC §3.1.2). :func:`known_codes` therefore
+reads the codes from file names: the built-in modules', and those of the
+rule folder of a room shipped with summaryguard
+(``summaryguard/plugins/<room>/rules/sgNNN_*.py``, next to its ``plugin``
+module). Only a plugin outside the package makes it ask the hook, which
+imports the rule classes (and libcst): what such a rule is, its code and its
+``PREFILTER``, is known only from its class.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import pkgutil
 import re
+import sys
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from .base import LintRule
+if TYPE_CHECKING:  # pragma: no cover
+    from .base import LintRule
 
-__all__ = ["DOC_SECTIONS", "all_rules", "builtin_rules", "plugin_rules", "rule_doc"]
+__all__ = [
+    "DOC_SECTIONS",
+    "KnownCodes",
+    "all_rules",
+    "builtin_codes",
+    "builtin_rules",
+    "code_of_module",
+    "known_codes",
+    "plugin_rules",
+    "rule_doc",
+]
 
 _RULE_MODULE = re.compile(r"^sg\d{3}_\w+$")
 #: The sections every rule's documentation has (ruff's), in order.
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Known problems")
+#: Rooms shipped with summaryguard: their plugin module is ``<this prefix><room>.plugin``.
+_ROOM_PREFIX = "summaryguard.plugins."
+
+
+def code_of_module(name: str) -> str | None:
+    """``sg201_rederive_missing_ref`` -> ``SG201``; None for a module that is not a rule's."""
+    return name[:5].upper() if _RULE_MODULE.match(name) else None
+
+
+def _codes_in(folder: str) -> frozenset[str]:
+    return frozenset(code for info in pkgutil.iter_modules([folder]) if (code := code_of_module(info.name)))
+
+
+@lru_cache(maxsize=1)
+def builtin_codes() -> frozenset[str]:
+    """The codes of the built-in rules, from their module names (nothing imported)."""
+    package = importlib.import_module("summaryguard.rules")
+    return frozenset(code for path in package.__path__ for code in _codes_in(path))
+
+
+@dataclass(frozen=True)
+class KnownCodes:
+    """Every rule code of a run, and whether it was found without importing a rule class."""
+
+    codes: frozenset[str]
+    #: False when a plugin outside summaryguard contributes rules: :func:`all_rules`
+    #: was called (the codes come from the classes) and the run must use those classes.
+    from_names: bool = True
+
+
+def known_codes(use_plugins: bool = True) -> KnownCodes:
+    """The codes :func:`all_rules` would give, without importing a rule module when
+    every plugin rule comes from a room shipped with summaryguard."""
+    codes = set(builtin_codes())
+    if not use_plugins:
+        return KnownCodes(frozenset(codes))
+    from summaryguard.plugins.manager import get_plugin_manager
+
+    for impl in get_plugin_manager().hook.summaryguard_lint_rules.get_hookimpls():
+        room = _room_rule_folder(impl.plugin)
+        if room is None:
+            return KnownCodes(frozenset(r.code for r in all_rules(use_plugins=True)), from_names=False)
+        codes |= _codes_in(room)
+    return KnownCodes(frozenset(codes))
+
+
+def _room_rule_folder(plugin: object) -> str | None:
+    """The ``rules`` folder of a room shipped with summaryguard, for its plugin module; else None."""
+    name = getattr(plugin, "__name__", "")
+    if not (inspect.ismodule(plugin) and name.startswith(_ROOM_PREFIX) and name.endswith(".plugin")):
+        return None
+    package = sys.modules.get(name.rpartition(".")[0])
+    paths = list(getattr(package, "__path__", ()))
+    folders = [os.path.join(path, "rules") for path in paths if os.path.isdir(os.path.join(path, "rules"))]
+    return folders[0] if len(folders) == 1 else None
 
 
 @lru_cache(maxsize=1)
 def builtin_rules() -> tuple[type[LintRule], ...]:
     """The rules shipped in ``summaryguard.rules``, sorted by code."""
+    from .base import LintRule
+
     package = importlib.import_module("summaryguard.rules")
     found: list[type[LintRule]] = []
     for info in pkgutil.iter_modules(package.__path__):
@@ -40,6 +121,8 @@ def builtin_rules() -> tuple[type[LintRule], ...]:
 def plugin_rules() -> list[type[LintRule]]:
     """Rules contributed by plugins (anything that is not a LintRule is ignored)."""
     from summaryguard.plugins.manager import get_plugin_manager
+
+    from .base import LintRule
 
     rules: list[type[LintRule]] = []
     for answer in get_plugin_manager().hook.summaryguard_lint_rules():

@@ -78,3 +78,43 @@ def test_plugin_rules_are_included_and_run() -> None:
         assert [(f.code, f.line, f.column, f.end_column) for f in findings] == [("XP001", 2, 1, 13)]
     finally:
         unregister(name="test-rules")
+
+
+def test_known_codes_come_from_file_names_and_match_the_rule_classes() -> None:
+    """The codes a run knows without importing a rule module are exactly the classes' codes."""
+    from summaryguard.rules.engine.registry import builtin_codes, known_codes
+
+    known = known_codes()
+    assert known.from_names
+    assert known.codes == {rule.code for rule in all_rules()}
+    assert builtin_codes() == {rule.code for rule in builtin_rules()}
+    assert known_codes(use_plugins=False).codes == builtin_codes()
+
+
+def test_no_builtin_or_room_rule_widens_the_prefilter() -> None:
+    """The quick path of ``check`` (see rules/cli/runner.py) builds the pre-filter without the
+    rule classes; a rule shipped with summaryguard that needs PREFILTER must change that first."""
+    assert [rule.code for rule in all_rules() if rule.PREFILTER] == []
+
+
+def test_building_the_vocabulary_and_the_prefilter_imports_no_libcst() -> None:
+    import json
+    import subprocess
+    import sys
+
+    script = (
+        "import json, sys\n"
+        "from summaryguard.rules.engine.vocabulary import Vocabulary\n"
+        "from summaryguard.rules.engine.prefilter import Prefilter\n"
+        "from summaryguard.rules.engine.registry import known_codes\n"
+        "codes = known_codes().codes\n"
+        "Prefilter(Vocabulary.build()).might_matter('x = 1')\n"
+        "import summaryguard.rules.engine as engine\n"
+        "engine.Vocabulary, engine.CATEGORIES, engine.DOC_SECTIONS\n"
+        "print(json.dumps(['libcst' in sys.modules, sorted(codes)]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    loaded, codes = json.loads(proc.stdout)
+    assert loaded is False
+    assert codes == sorted(rule.code for rule in RULES)

@@ -1,0 +1,81 @@
+"""SG001's work for one file: which suppression comments silence nothing.
+
+Kept apart from the rule's class (:mod:`summaryguard.rules.sg001_unused_suppression`,
+which imports the engine's rule base and so libcst) because it runs after every
+check, also one whose files the text pre-filter all dismissed: that run imports
+neither libcst nor the engine (SPEC §3.1.2). The comments are read with
+:mod:`.suppression` (the tokenizer), the findings are the engine's plain
+:class:`~summaryguard.rules.engine.findings.Finding`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING, TypeVar
+
+from summaryguard.rules.engine.findings import Finding
+
+from .suppression import apply_suppressions, parse_suppressions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .report import FindingLike
+
+__all__ = ["CODE", "NAME", "check_comments"]
+
+#: SG001's code and name (the rule class takes them from here).
+CODE = "SG001"
+NAME = "unused-suppression"
+
+F = TypeVar("F", bound="FindingLike")
+
+
+def check_comments(
+    path: str,
+    text: str,
+    findings: Sequence[F],
+    checked: Collection[str],
+    known: Collection[str] | None = None,
+) -> list[F | Finding]:
+    """One file's ``findings`` without those its comments silence, plus SG001 findings.
+
+    ``checked`` holds the codes the run reports for this file, ``known`` every
+    rule code of the run (default: ``checked``). When SG001 is among the
+    checked codes, each suppression comment that names a checked code with no
+    finding of that code on its line, or a code that no known rule has, is
+    reported (once per comment, naming every such code); those SG001 findings
+    can themselves be silenced by naming SG001 in a comment on the line.
+    """
+    suppressions = parse_suppressions(text)
+    if not suppressions.by_line:
+        return list(findings)
+    kept: list[F | Finding] = list(apply_suppressions(findings, suppressions))
+    if CODE in checked:
+        judged = set(checked) - {CODE}
+        unused = {u.line: u for u in suppressions.unused(findings, judged)}
+        unknown = {u.line: u for u in suppressions.unknown(checked if known is None else known)}
+        reported = []
+        for line in sorted(unused.keys() | unknown.keys()):
+            parts = []
+            if line in unused:
+                parts.append(f"unused suppression of {', '.join(unused[line].codes)}: no such finding on this line")
+            if line in unknown:
+                codes = unknown[line].codes
+                parts.append(
+                    f"unknown rule code{'s' if len(codes) > 1 else ''} {', '.join(codes)} in this suppression: "
+                    "no rule has such a code or code prefix (see `summaryguard rules`)"
+                )
+            where = unused.get(line) or unknown[line]
+            reported.append(
+                Finding(
+                    path=path,
+                    line=line,
+                    column=where.column,
+                    end_line=line,
+                    end_column=where.end_column,
+                    code=CODE,
+                    name=NAME,
+                    message="; ".join(parts) + "; remove the code from the comment (or the comment)",
+                )
+            )
+        kept.extend(apply_suppressions(reported, suppressions))
+    return kept

@@ -1,0 +1,128 @@
+"""Single-file benchmark (pre-commit): ``summaryguard check --no-cache FILE`` against ``flake8 FILE``.
+
+Run: ``python tests/benchmarks/bench_single_file.py [--runs 9]``
+
+Two files, each checked alone in a fresh process, as a pre-commit hook does:
+
+(a) a file with no summary vocabulary: the text pre-filter dismisses it, so the
+    run must not import libcst or the engine (SPEC §3.1.2); goal at most
+    **0.5x** flake8's run on the same file;
+(b) one small relevant file (the first INVALID example of SG101): the engine
+    runs; goal at most **1.5x** flake8.
+
+Commands alternate within each round and the medians of all rounds are
+compared, so a loaded machine slows both sides alike: read the ratios. The
+script also prints the floor (``python -c pass``) and ``python -c "import
+libcst"``. flake8 is a benchmark-only install (``pip install flake8``); without
+it the script says so and prints summaryguard's own figures alone.
+
+The commands run ``sys.executable -m summaryguard.rules.cli``, so
+``PYTHONPATH`` selects the code measured (an older checkout, for a before/after).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+GOALS = {"no-vocabulary": 0.5, "relevant": 1.5}
+
+PLAIN = textwrap.dedent(
+    '''\
+    """Formatting helpers for a command-line report."""
+
+    from __future__ import annotations
+
+    import os
+    import shutil
+
+
+    def terminal_width(default: int = 80) -> int:
+        """The width of the terminal, or ``default`` when it is unknown."""
+        try:
+            return shutil.get_terminal_size((default, 24)).columns
+        except OSError:
+            return default
+
+
+    def relative(path: str, root: str) -> str:
+        """``path`` relative to ``root`` when it is below it, else unchanged."""
+        absolute = os.path.abspath(path)
+        prefix = root.rstrip(os.sep) + os.sep
+        return absolute[len(prefix) :] if absolute.startswith(prefix) else path
+
+
+    def plural(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+    '''
+)
+
+
+def relevant_source() -> str:
+    """SG101's first INVALID example (imported in this process only, never in a timed one)."""
+    from summaryguard.rules.sg101_resume_without_generation_check import ResumeWithoutGenerationCheck
+
+    return ResumeWithoutGenerationCheck.INVALID[0].code
+
+
+def time_once(command: list[str], cwd: Path) -> float:
+    started = time.perf_counter()
+    proc = subprocess.run(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    elapsed = time.perf_counter() - started
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(command)} failed ({proc.returncode}):\n{proc.stderr.decode(errors='replace')}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=9, help="rounds (medians are compared)")
+    args = parser.parse_args()
+
+    has_flake8 = importlib.util.find_spec("flake8") is not None
+    if not has_flake8:
+        print("flake8 is not installed (pip install flake8): only summaryguard's own figures are printed, no ratios")
+    with tempfile.TemporaryDirectory(prefix="sg_bench_single_") as folder:
+        root = Path(folder)
+        (root / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
+        files = {"no-vocabulary": "plain.py", "relevant": "relevant.py"}
+        (root / "plain.py").write_text(PLAIN, encoding="utf-8")
+        (root / "relevant.py").write_text(relevant_source(), encoding="utf-8")
+
+        commands: dict[str, list[str]] = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "python -c 'import libcst'": [sys.executable, "-c", "import libcst"],
+        }
+        for case, name in files.items():
+            commands[f"summaryguard {case}"] = [sys.executable, "-m", "summaryguard.rules.cli", "check", "--no-cache", name]
+            if has_flake8:
+                commands[f"flake8 {case}"] = [sys.executable, "-m", "flake8", name]
+        for command in commands.values():  # warm the file system caches and .pyc files
+            time_once(command, root)
+        times: dict[str, list[float]] = {label: [] for label in commands}
+        for _ in range(args.runs):
+            for label, command in commands.items():
+                times[label].append(time_once(command, root))
+
+    medians = {label: statistics.median(values) for label, values in times.items()}
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {args.runs} rounds, medians:")
+    for label, value in medians.items():
+        print(f"  {label:<34} {value * 1000:8.1f} ms")
+    if not has_flake8:
+        return
+    for case, goal in GOALS.items():
+        ratio = medians[f"summaryguard {case}"] / medians[f"flake8 {case}"]
+        verdict = "met" if ratio <= goal else "NOT met"
+        print(f"  {case}: summaryguard / flake8 = {ratio:.2f}x (goal at most {goal}x: {verdict})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""A run whose files the text pre-filter all dismisses imports neither libcst nor the engine
+(SPEC §3.1.2), and reports exactly what the full path reports."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from summaryguard.plugins import hookimpl, register, unregister
+from summaryguard.rules.cli import runner
+from summaryguard.rules.cli.config import ConfigError
+from summaryguard.rules.cli.runner import CheckOptions, run_check
+from summaryguard.rules.engine.base import LintRule
+
+PLAIN = "import os\n\n\ndef add(a, b):\n    return a + b\n"
+RELEVANT = "def resume(checkpoint):\n    ctx = checkpoint.resume_context()\n    return ctx['summary']\n"
+
+_PROBE = """
+import json, sys
+from summaryguard.rules.cli import main
+status = main(sys.argv[1:])
+print(json.dumps({"status": int(status), "libcst": "libcst" in sys.modules,
+                  "engine": "summaryguard.rules.engine.analyzer" in sys.modules,
+                  "guard": "summaryguard.guard" in sys.modules, "pool": "multiprocessing" in sys.modules}))
+"""
+
+
+def _probe(tmp_path: Path, *args: str) -> dict[str, object]:
+    """Run the real command line in a fresh interpreter; what it printed and what it imported."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    *report, last = proc.stdout.splitlines()
+    return {**json.loads(last), "report": "\n".join(report), "stderr": proc.stderr}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("cache", [[], ["--no-cache"]], ids=["cache", "no-cache"])
+def test_a_file_without_summary_vocabulary_imports_no_libcst(project: Path, cache: list[str]) -> None:
+    (project / "plain.py").write_text(PLAIN, encoding="utf-8")
+    result = _probe(project, "check", *cache, "plain.py")
+    assert (result["status"], result["libcst"], result["engine"]) == (0, False, False)
+    # Nor the runtime half (the built-in checkpoint plugins' models) or the worker pool.
+    assert (result["guard"], result["pool"]) == (False, False)
+    assert result["report"].startswith("All clear: no findings in 1 file")
+
+
+def test_an_unknown_code_in_a_suppression_is_reported_without_libcst(project: Path) -> None:
+    (project / "plain.py").write_text("import os  # noqa: SG999\nimport re  # noqa: SG203\n", encoding="utf-8")
+    result = _probe(project, "check", "--no-cache", "--format", "json", "plain.py")
+    assert (result["status"], result["libcst"]) == (1, False)
+    findings = json.loads(result["report"])["findings"]
+    assert [(f["line"], f["code"]) for f in findings] == [(1, "SG001"), (2, "SG001")]
+    assert "unknown rule code SG999" in findings[0]["message"]
+    # SG203 is the LangGraph room's code, known from its file name: unused, not unknown.
+    assert "unused suppression of SG203" in findings[1]["message"]
+
+
+def test_an_unknown_code_in_the_configuration_is_still_exit_2_naming_it(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.summaryguard]\nselect = ["SG203", "SG777"]\n', encoding="utf-8")
+    (project / "plain.py").write_text(PLAIN, encoding="utf-8")
+    result = _probe(project, "check", "--no-cache", "plain.py")
+    assert result["status"] == 2
+    assert "'SG777'" in result["stderr"] and "SG203" in result["stderr"]
+
+
+def test_a_relevant_file_and_a_file_cpython_rejects_load_the_engine(project: Path) -> None:
+    (project / "relevant.py").write_text(RELEVANT, encoding="utf-8")
+    assert _probe(project, "check", "--no-cache", "relevant.py")["libcst"] is True
+    (project / "broken.py").write_text("x = (\n", encoding="utf-8")
+    result = _probe(project, "check", "--no-cache", "broken.py")
+    assert (result["status"], result["libcst"]) == (2, True)
+    assert "broken.py:1: error: syntax error" in result["report"]
+
+
+# -- the quick path reports what the full path reports ---------------------------------------
+
+_LINES = st.sampled_from(
+    [
+        "import os",
+        "x = 1",
+        "def f(a):\n    return a",
+        "y = f(2)  # noqa: SG201",
+        "z = 3  # summaryguard: ignore[SG999] reason: typo",
+        "w = 4  # noqa: E501, SG1",
+        "# a comment about tools",
+        "s = 'summary'",
+        "x = (",
+        "type Alias = int",  # Python 3.12 grammar: CPython 3.11 rejects it, libcst decides
+        "if x:\n\tpass",
+        "class C:\n    pass",
+    ]
+)
+_FILES = st.lists(st.lists(_LINES, max_size=5).map(lambda lines: "\n".join(lines) + "\n"), min_size=1, max_size=3)
+
+
+def _report(root: Path, files: list[str], quick_max: int, fmt: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
+    monkeypatch.setattr(runner, "QUICK_MAX_FILES", quick_max)
+    out, err = io.StringIO(), io.StringIO()
+    status = run_check(CheckOptions(paths=tuple(files), fmt=fmt, cache=False), out, err, cwd=root)
+    text = out.getvalue()
+    if fmt == "json":
+        data = json.loads(text)
+        data.pop("seconds", None)
+        data.get("stats", {}).pop("seconds", None)
+        text = json.dumps(data, sort_keys=True)
+    else:
+        text = text.rsplit("(", 1)[0]  # the closing "(0.12s)."
+    return int(status), text, err.getvalue()
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=_FILES, fmt=st.sampled_from(["json", "text"]))
+def test_the_quick_path_reports_what_the_full_path_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, texts: list[str], fmt: str
+) -> None:
+    root = tmp_path / "p"
+    root.mkdir(exist_ok=True)
+    (root / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
+    names = []
+    for number, text in enumerate(texts):
+        (root / f"m{number}.py").write_text(text, encoding="utf-8")
+        names.append(str(root / f"m{number}.py"))
+    assert _report(root, names, 64, fmt, monkeypatch) == _report(root, names, 0, fmt, monkeypatch)
+
+
+# -- a plugin rule from outside summaryguard -------------------------------------------------
+
+
+class _BreakpointRule(LintRule):
+    """## What it does\nFlags breakpoint().\n\n## Why is this bad?\nx\n\n## Example\nx\n\n## Use instead\nx\n\n## Known problems\nx"""
+
+    code = "XQ001"
+    name = "breakpoint-call"
+    USES_MODEL = False
+    PREFILTER = r"breakpoint\("
+
+    def visit_Call(self, node) -> None:  # type: ignore[no-untyped-def]
+        if getattr(node.func, "value", None) == "breakpoint":
+            self.report(node, "breakpoint() left in")
+
+
+class _Plugin:
+    @hookimpl
+    def summaryguard_lint_rules(self) -> list[type]:
+        return [_BreakpointRule]
+
+
+def test_a_third_party_rule_is_known_and_widens_the_prefilter(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its code and its PREFILTER are known from its class only: the run imports it and takes the full path."""
+    monkeypatch.chdir(project)
+    (project / "a.py").write_text("x = 1\nbreakpoint()\n", encoding="utf-8")
+    register(_Plugin(), name="quick-path-rules")
+    try:
+        out, err = io.StringIO(), io.StringIO()
+        status = run_check(CheckOptions(paths=("a.py",), fmt="json", cache=False), out, err, cwd=project)
+        assert [f["code"] for f in json.loads(out.getvalue())["findings"]] == ["XQ001"]
+        assert int(status) == 1
+        (project / "pyproject.toml").write_text('[tool.summaryguard]\nselect = ["XQ0"]\n', encoding="utf-8")
+        assert int(run_check(CheckOptions(paths=("a.py",), cache=False), io.StringIO(), err, cwd=project)) == 1
+    finally:
+        unregister(name="quick-path-rules")
+    with pytest.raises(ConfigError, match="XQ0"):
+        run_check(CheckOptions(paths=("a.py",), cache=False), io.StringIO(), io.StringIO(), cwd=project)
