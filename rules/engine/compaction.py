@@ -88,6 +88,13 @@ _LLM_RECEIVER = re.compile(
     r"summari[sz]er|runnable",
     re.IGNORECASE,
 )
+#: An outside class that is a model client by its own (the library's) name: ``ChatOpenAI``,
+#: ``AsyncAnthropic``, ``llama_index.llms.openai.OpenAI``. Not ``client``: ``SandboxClient`` is none.
+_LLM_CLASS = re.compile(
+    r"llm|model|chat|openai|anthropic|completion|gpt|claude|gemini|mistral|ollama|cohere|groq|"
+    r"summari[sz]er",
+    re.IGNORECASE,
+)
 _LLM_CALLABLE = re.compile(r"^(a?llm|lm|model|chat_model|summari[sz]er|a?summari[sz]e_fn)$", re.IGNORECASE)
 #: Methods that run a model whatever the receiver is called (LangChain runnables, Gemini, litellm).
 _LLM_ANY = frozenset({"invoke", "ainvoke", "generate_content", "generate_content_async", "completion", "acompletion"})
@@ -441,9 +448,111 @@ class _Analysis:
         callee = self.project.resolve(func, view.fn) if depth < 3 else None
         if callee is not None and self.returns_summary(callee, depth + 1):
             return True
-        if not self._llm_call(func, name, last, qualified) or self._prompt_receiver(func, view):
+        if self._prompt_receiver(func, view):
+            return False
+        if self._llm_call(func, name, last, qualified):
+            if last in _LLM_ON_RECEIVER and not self._receiver_runs_model(func, view):
+                return False
+        elif not (last in _LLM_ON_RECEIVER or last in _LLM_ANY) or not self._receiver_is_model(func, view):
             return False
         return any(self._instruction(a.value, view) for a in call.args)
+
+    def _receiver_classes(self, func: cst.BaseExpression, view: _Fn) -> tuple[list[cst.Call], str | None] | None:
+        """The constructor calls the root of a method call's receiver is bound to
+        (``client = SandboxClient()``, ``self.x = ChatOpenAI()``), with the method's name
+        when it is called on the root itself; None when some binding is not a class
+        instantiation (a parameter, a factory's return, unknown)."""
+        root = func
+        while isinstance(root, cst.Attribute) and not (
+            isinstance(root.value, cst.Name) and root.value.value in ("self", "cls")
+        ):
+            root = root.value
+        if isinstance(root, cst.Attribute) and root is not func:  # ``self.attr.method``
+            values = [v for v, _ in self.attribute_values(view.fn, root.attr.value)]
+        elif isinstance(root, cst.Name) and root is not func:
+            values = self._bound_values(root.value, view)
+        else:
+            return None
+        classes = [v for v in values if isinstance(v, cst.Call) and self._constructs(v, view)]
+        if not values or len(classes) < len(values):
+            return None
+        method = func.attr.value if isinstance(func, cst.Attribute) and func.value is root else None
+        return classes, method
+
+    def _receiver_is_model(self, func: cst.BaseExpression, view: _Fn) -> bool:
+        """The receiver is an instance of a model library's class, whatever it is called."""
+        found = self._receiver_classes(func, view)
+        if found is None:
+            return False
+        imports = view.fn.module.imports
+        return all(
+            any(q == m or q.startswith(m + ".") for m in _LLM_MODULES)
+            for q in (imports.qualify(c.func) or "" for c in found[0])
+        )
+
+    def _receiver_runs_model(self, func: cst.BaseExpression, view: _Fn) -> bool:
+        """``client.create(...)``: when the receiver is bound to an instance of a class
+        (``client = SandboxClient()``), the class decides, not what the variable is
+        called: a class of a model library, a project class whose method runs a model,
+        or an outside class whose own name says it is one. An unknown receiver keeps
+        the receiver-name vote of :meth:`_llm_call`."""
+        found = self._receiver_classes(func, view)
+        if found is None:
+            return True
+        classes, method = found
+        return any(self._class_runs_model(c, method, view) for c in classes)
+
+    def _constructs(self, call: cst.Call, view: _Fn) -> bool:
+        """``C(...)`` instantiates a class: one the module defines, whatever it is called,
+        or an outside one by the naming convention every library follows."""
+        name = dotted(call.func) or ""
+        if isinstance(call.func, cst.Name) and call.func.value in self.classes(view.fn.module):
+            return True
+        return _is_class_name(last_segment(name))
+
+    def _bound_values(self, name: str, view: _Fn) -> list[cst.BaseExpression]:
+        """What ``name`` is bound to in ``view``'s function, its enclosing ones or its module."""
+        scope: FunctionInfo | None = view.fn
+        while scope is not None:
+            if name in scope.params and not scope.is_module:
+                return []
+            found = self.view(scope).assigned.get(name)
+            if found:
+                return found
+            scope = scope.parent
+        return self.constants(view.fn.module).get(name, [])
+
+    def _class_runs_model(self, construct: cst.Call, method: str | None, view: _Fn) -> bool:
+        qualified = view.fn.module.imports.qualify(construct.func) or dotted(construct.func) or ""
+        if any(qualified == m or qualified.startswith(m + ".") for m in _LLM_MODULES):
+            return True
+        if method is not None:
+            found = self.project.lookup(f"{qualified}.{method}")
+            if found is not None and found.class_name is not None:
+                return self._runs_model(found, 0)
+        return bool(_LLM_CLASS.search(last_segment(qualified)))
+
+    def _runs_model(self, fn: FunctionInfo, depth: int) -> bool:
+        """Does ``fn``'s body call a model (directly, or through project functions, bounded)?"""
+        imports = fn.module.imports
+        for stmt in walk_statements(fn.body):
+            for expr in expressions_of(stmt):
+                for call in calls_in(expr):
+                    name = dotted(call.func) or ""
+                    last = last_segment(name)
+                    qualified = imports.qualify(call.func) or ""
+                    if any(qualified == m or qualified.startswith(m + ".") for m in _LLM_MODULES):
+                        if not _is_class_name(last):
+                            return True
+                    elif last in _LLM_ANY or last in _LLM_ON_RECEIVER and any(
+                        _LLM_CLASS.search(part) for part in name.split(".")[:-1]
+                    ):
+                        return True  # a model's method; a ``client`` alone (an HTTP or Docker client) is none
+                    if depth < 2:
+                        callee = self.project.resolve(call.func, fn)
+                        if callee is not None and callee is not fn and self._runs_model(callee, depth + 1):
+                            return True
+        return False
 
     @staticmethod
     def _llm_call(func: cst.BaseExpression, name: str, last: str, qualified: str) -> bool:
@@ -509,6 +618,11 @@ class _Analysis:
                 if isinstance(n.value, cst.Name) and n.value.value in ("self", "cls") and fn.class_name:
                     for value, owner in self.attribute_values(fn, n.attr.value):
                         yield value, self.view(owner)
+                elif isinstance(n.value, cst.Name) and id(n.value) not in skip:
+                    fields = self._field_values(n.value.value, n.attr.value, view)
+                    if fields is not None:
+                        skip.add(id(n.value))  # ``helper.layout`` reads one field, not the whole object
+                        yield from fields
             elif isinstance(n, cst.Arg) and n.keyword is not None:
                 skip.add(id(n.keyword))
             elif isinstance(n, cst.Call):
@@ -537,6 +651,38 @@ class _Analysis:
                 imported = self._imported_constant(module, name)
                 if imported is not None:
                     yield imported
+
+    def _field_values(self, name: str, attr: str, view: _Fn) -> list[tuple[cst.CSTNode, _Fn]] | None:
+        """``x.attr`` where every value ``x`` is bound to is a constructor call with keyword
+        arguments (``Helper(instructions=..., layout=...)``), here or as a project
+        function's return: only the ``attr=`` arguments flow into the read, the rest of
+        the object's fields do not. None when some binding is not such a call (then the
+        whole value is followed, as before)."""
+        found: list[tuple[cst.CSTNode, _Fn]] = []
+        pending: list[tuple[cst.BaseExpression, _Fn, int]] = [(v, view, 0) for v in view.assigned.get(name, [])]
+        if not pending:
+            return None
+        while pending:
+            value, where, depth = pending.pop()
+            if isinstance(value, cst.Await):
+                value = value.expression
+            if not isinstance(value, cst.Call):
+                return None
+            if self._constructs(value, where):
+                keywords = [a for a in value.args if a.keyword is not None]
+                if not keywords or any(a.star for a in value.args) or any(a.keyword is None for a in value.args):
+                    return None  # positional fields or a ``**`` splat: which one is ``attr`` is unknown
+                found += [(a.value, where) for a in keywords if a.keyword.value == attr]
+                continue
+            callee = self.project.resolve(value.func, where.fn)
+            if callee is None or depth >= 2:
+                return None
+            returns = [st.value for st in walk_statements(callee.body) if isinstance(st, cst.Return) and st.value]
+            if not returns:
+                return None
+            callee_view = self.view(callee)
+            pending += [(r, callee_view, depth + 1) for r in returns]
+        return found
 
     def _imported_constant(self, module: ModuleInfo, name: str) -> tuple[cst.CSTNode, _Fn] | None:
         """``from .prompts import SUMMARY_PROMPT``: the constant's value in its project module."""
@@ -993,9 +1139,9 @@ class _Analysis:
             for expr in expressions_of(stmt):
                 for call in calls_in(expr):
                     func = call.func
-                    if isinstance(func, cst.Attribute) and func.attr.value in _PUT_METHODS and any(
-                        self.carries(a.value, view) for a in call.args
-                    ):
+                    if isinstance(func, cst.Attribute) and func.attr.value in _PUT_METHODS and _discarded(
+                        call, stmt
+                    ) and any(self.carries(a.value, view) for a in call.args):
                         key = channel(func.value)
                         if key is not None:
                             found.setdefault(key, call)
@@ -1394,6 +1540,18 @@ class _Analysis:
             if any(_is_checkpoint_word(w) for w in words):
                 return True
         return False
+
+
+def _discarded(call: cst.Call, stmt: Stmt) -> bool:
+    """``box.append(x)`` as a statement writes into ``box``; ``y = box.insert(x)`` uses what
+    the method computes (a container's put returns None), so ``box`` is a helper, not a
+    channel. ``setdefault`` both stores and returns."""
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "setdefault":
+        return True
+    if not isinstance(stmt, cst.Expr):
+        return False
+    value = stmt.value.expression if isinstance(stmt.value, cst.Await) else stmt.value
+    return value is call
 
 
 def _is_class_name(name: str) -> bool:
