@@ -382,4 +382,4 @@ class _Places:
         position = self.positions(module).get(step.node)
         if position is None:
             return None
-        return TraceStep(step.path, position.start.line, step.note)
+        return TraceStep(step.path, position.start.line, step.note, step.basis)

@@ -69,8 +69,8 @@ class Fact:
 
     @property
     def rests_on_flow(self) -> bool:
-        """Whether some link of the chain is a value's flow, not only names."""
-        return any(step.basis == VALUE for step in self.trace)
+        """Whether the chain has links and all of them are values' flow (no name vote)."""
+        return bool(self.trace) and all(step.basis == VALUE for step in self.trace)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)

@@ -46,10 +46,12 @@ class Finding:
 
     @property
     def rests_on_flow(self) -> bool:
-        """Whether a link of the evidence chain before the sink (the last step, the
-        reported node itself) is a value's flow; a finding with no such link rests
-        on names alone (SPEC §3.1.1: renaming may remove it)."""
-        return any(step.basis == "value" for step in self.trace[:-1])
+        """Whether the evidence chain before the sink (the last step, the reported node
+        itself) rests on values alone: it has links, and none of them is a name
+        vote. A finding one of whose links is a name depends on that name (SPEC
+        §3.1.1: renaming may remove it); one that rests on values must survive it."""
+        links = self.trace[:-1]
+        return bool(links) and all(step.basis == "value" for step in links)
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:

@@ -242,6 +242,8 @@ class Project:
         name = dotted(func)
         if name is None:
             return None
+        if isinstance(func, cst.Name) and func.value not in module.imports.aliases:
+            return None  # a bare name neither defined here nor imported: never another module's function
         qualified = module.imports.qualify(func) or name
         head = name.partition(".")[0]
         found = self.lookup(qualified)
