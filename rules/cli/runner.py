@@ -287,7 +287,8 @@ def _keep_reported(
 ) -> list[FindingLike]:
     """Drop findings silenced by ``per-file-ignores`` or a comment on their line;
     add SG001 for comments that silence nothing (in files analyzed without error)."""
-    from .unused import CODE as UNUSED_SUPPRESSION, check_comments
+    from .suppression import parse_suppressions
+    from .unused import CODE as UNUSED_SUPPRESSION
 
     per_file = [(entry.spec, _expand_all(entry.codes, known)) for entry in config.per_file_ignores]
     root = str(config.root)
@@ -307,7 +308,11 @@ def _keep_reported(
                     ignored |= codes
         group = [f for f in group if f.code not in ignored]
         text = texts.get(path)
-        if text is not None and (group or judge_comments):
+        # A file with neither findings nor suppression comments keeps nothing and gets no SG001:
+        # SG001's module (and the engine's Finding) load only for a file that has either.
+        if text is not None and (group or judge_comments and parse_suppressions(text).by_line):
+            from .unused import check_comments
+
             checked = () if path in failed else [code for code in selected if code not in ignored]
             group = check_comments(path, text, group, checked, known)
         kept.extend(group)

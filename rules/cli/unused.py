@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from summaryguard.rules.engine.findings import Finding
-
 from .suppression import apply_suppressions, parse_suppressions
 
 if TYPE_CHECKING:  # pragma: no cover
+    from summaryguard.rules.engine.findings import Finding
+
     from .report import FindingLike
 
 __all__ = ["CODE", "NAME", "check_comments"]
@@ -48,6 +48,7 @@ def check_comments(
     suppressions = parse_suppressions(text)
     if not suppressions.by_line:
         return list(findings)
+    from summaryguard.rules.engine.findings import Finding  # only for a file with suppression comments
     kept: list[F | Finding] = list(apply_suppressions(findings, suppressions))
     if CODE in checked:
         judged = set(checked) - {CODE}
