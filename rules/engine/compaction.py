@@ -46,7 +46,7 @@ import libcst as cst
 
 from .conditions import ALL_KINDS, GENERATION
 from .evidence import Evidence
-from .facts import NAME, Fact, Recompaction, Step, SummaryRecord, UnserializedWrite
+from .facts import NAME, VALUE, Fact, Recompaction, Step, SummaryRecord, UnserializedWrite
 from .flow import FlowAnalysis, State
 from .names import dotted, last_segment
 from .project import FunctionInfo, ModuleInfo, Project
@@ -324,6 +324,8 @@ class _Analysis:
         self.vocab = project.vocabulary
         self.summaries = summaries
         self._fns: dict[FunctionInfo, _Fn] = {}
+        #: :meth:`_role_enums` by module id.
+        self._roles: dict[int, frozenset[str]] = {}
         self._returns_summary: dict[FunctionInfo, bool] = {}
         self._summarizer: dict[cst.Call, bool] = {}
         self._passes: dict[FunctionInfo, frozenset[str]] = {}
@@ -933,14 +935,13 @@ class _Analysis:
                     or self._llm_call(node.func, name, last_segment(name), imports.qualify(node.func) or "")
                 ):
                     continue  # a log line, or the prompt going *into* a model
-            if self._is_record(node) and self._holds_summary(node, view):
+            if self._is_record(node, view) and self._holds_summary(node, view):
                 yield node, passed
                 continue
-            inside = passed or (isinstance(node, cst.Call) and not self._is_record(node))
+            inside = passed or (isinstance(node, cst.Call) and not self._is_record(node, view))
             stack.extend((c, inside) for c in children(node))
 
-    @staticmethod
-    def _is_record(node: cst.CSTNode) -> bool:
+    def _is_record(self, node: cst.CSTNode, view: _Fn) -> bool:
         if isinstance(node, cst.Dict):
             return not _has_key(node, "role") or _summary_role(node)
         if isinstance(node, cst.Call):
@@ -950,11 +951,33 @@ class _Analysis:
             if not name or not name[0].isupper():
                 return False
             # A chat message holding a summary is context, unless its role says it is the summary:
-            # a message by its class name, or by what it is built with (a ``role=``).
+            # a message by its class name, or by what it is built with: a ``role=``, or a member
+            # of the module's role enumeration (one whose summary member the module reads), which
+            # survives renaming the field it fills.
             if any(a.keyword is not None and a.keyword.value == "role" for a in node.args):
                 return _summary_role(node)
+            roles = self._role_enums(view.fn.module)
+            for arg in node.args:
+                value = arg.value
+                if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value in roles:
+                    return value.attr.value in _SUMMARY_ROLE
             return not _NOT_RECORD_CLASS.search(name) or (name.endswith("Message") and _summary_role(node))
         return False
+
+    def _role_enums(self, module: ModuleInfo) -> frozenset[str]:
+        """Names ``X`` whose summary role ``X.summary`` the module reads (``MessageRole``)."""
+        found = self._roles.get(id(module))
+        if found is None:
+            names = set()
+            for fn in module.functions:
+                for stmt in walk_statements(fn.body):
+                    for expr in expressions_of(stmt):
+                        for n in iter_exprs(expr):
+                            if isinstance(n, cst.Attribute) and n.attr.value in _SUMMARY_ROLE \
+                                    and isinstance(n.value, cst.Name):
+                                names.add(n.value.value)
+            found = self._roles[id(module)] = frozenset(names)
+        return found
 
     def _holds_summary(self, record: cst.CSTNode, view: _Fn) -> bool:
         """A field of the record *is* summary text (``summary=text``, ``{"summary": text}``,
@@ -972,12 +995,12 @@ class _Analysis:
                     if isinstance(element, cst.StarredElement):
                         continue
                     inner = element.value
-                    if isinstance(inner, (cst.Call, cst.Dict)) and self._is_record(inner):
+                    if isinstance(inner, (cst.Call, cst.Dict)) and self._is_record(inner, view):
                         if self._holds_summary(inner, view):
                             return True
                     elif self.carries(inner, view, raw=True):
                         return True
-            elif isinstance(value, (cst.Call, cst.Dict)) and self._is_record(value):
+            elif isinstance(value, (cst.Call, cst.Dict)) and self._is_record(value, view):
                 continue  # a record of its own, judged on its own
             elif self.carries(value, view, raw=True):
                 return True
@@ -1498,6 +1521,12 @@ class _Analysis:
 
     def checkpoint_write(self, call: cst.Call, view: _Fn) -> bool:
         """A call that writes a checkpoint, and is not summaryguard's serialized store."""
+        return self.write_basis(call, view) is not None
+
+    def write_basis(self, call: cst.Call, view: _Fn) -> str | None:
+        """How ``call`` is known to write a checkpoint: :data:`VALUE` (its receiver's type or
+        the vocabulary says so), :data:`NAME` (a serializer method next to checkpoint words
+        only), or None (not a checkpoint write)."""
         func = call.func
         name = dotted(func) or ""
         last = last_segment(name)
@@ -1506,13 +1535,13 @@ class _Analysis:
         receiver = func.value if isinstance(func, cst.Attribute) else None
         receiver_type = self.type_of(receiver, view) if receiver is not None else ""
         if receiver_type in _STORE:
-            return False
+            return None
         if receiver_type and self.vocab.matches("checkpoint-writes", f"{receiver_type}.{last}"):
-            return True
+            return VALUE
         if self.vocab.matches("checkpoint-writes", qualified) and not qualified.startswith(_GUARD):
-            return True
+            return VALUE
         if last not in _SERIALIZERS or receiver is None:
-            return False
+            return None
         words = [s for s in name.split(".")[:-1] if s not in ("()", "[]")]
         evidence = _is_checkpoint_word(view.fn.name) or any(
             _is_checkpoint_word(w) or w in ("saver", "checkpointer") for w in words
@@ -1522,7 +1551,7 @@ class _Analysis:
         if isinstance(receiver, cst.Name):
             for value in view.assigned.get(receiver.value, []):
                 evidence = evidence or self._checkpoint_value(value, view)
-        return evidence
+        return NAME if evidence else None
 
     def _checkpoint_value(self, expr: cst.BaseExpression, view: _Fn, depth: int = 0) -> bool:
         for n in iter_exprs(expr):
@@ -1725,7 +1754,12 @@ def _concurrent_writes(analysis: _Analysis, module: ModuleInfo) -> list[Fact]:
                         continue
                 elif _confined(analysis.calls_with_locks(owner), dispatch):
                     continue  # the dispatching function waits for it: only its own writes overlap
-                trace = (Step(owner.module.path, dispatch, f"compaction dispatched through {label}"),)
+                basis = analysis.write_basis(call, view) or NAME
+                how = "a checkpoint write" if basis == VALUE else "named like a checkpoint write"
+                trace = (
+                    Step(owner.module.path, dispatch, f"compaction dispatched through {label}"),
+                    Step(module.path, call, how, basis),
+                )
                 facts.append(UnserializedWrite(node=call, path=module.path, trace=trace, detail=label))
                 break
     return facts
