@@ -246,12 +246,11 @@ class Project:
             return None  # a bare name neither defined here nor imported: never another module's function
         qualified = module.imports.qualify(func) or name
         head = name.partition(".")[0]
-        found = self.lookup(qualified)
-        if found is not None:
-            return found
-        if isinstance(func, cst.Attribute) and head not in module.imports.aliases and head not in ("self", "cls"):
-            return self._unique_method(func.attr.value, module)
-        if isinstance(func, cst.Attribute) and head in ("self", "cls"):
+        if head in module.imports.aliases:
+            # an imported name: its qualified name says which module (never a suffix match of a local)
+            return self.lookup(qualified)
+        if isinstance(func, cst.Attribute):
+            # a method of a local value: the one method of that name this module can see
             return self._unique_method(func.attr.value, module)
         return None
 
