@@ -175,3 +175,14 @@ def test_a_third_party_rule_is_known_and_widens_the_prefilter(project: Path, mon
         unregister(name="quick-path-rules")
     with pytest.raises(ConfigError, match="XQ0"):
         run_check(CheckOptions(paths=("a.py",), cache=False), io.StringIO(), io.StringIO(), cwd=project)
+
+
+def test_unreadable_files_are_reported_alike_on_both_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
+    (tmp_path / "latin.py").write_bytes(b"x = '\xe9'\n")  # not UTF-8, no coding cookie
+    (tmp_path / "plain.py").write_text(PLAIN, encoding="utf-8")
+    names = [str(tmp_path / "latin.py"), str(tmp_path / "missing.py"), str(tmp_path / "plain.py")]
+    for fmt in ("json", "text"):
+        quick = _report(tmp_path, names, 64, fmt, monkeypatch)
+        assert quick[0] == 2
+        assert quick == _report(tmp_path, names, 0, fmt, monkeypatch)
