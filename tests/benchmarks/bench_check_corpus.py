@@ -32,11 +32,20 @@ least 20x faster than cold), and lists every finding and error the check
 reported. It exits 1 if the check crashed (an exit status other than 0/1/2,
 an internal error or a traceback) or if the warm run disagreed with the cold one.
 
+A second mode, ``--jobs-ratio FOLDER ...``, measures the parallel analysis
+(SPEC §3.1.2: every core is used for the analysis itself): for each folder (a
+real package, e.g. ``~/.cache/sg-realcode/src/langchain-1.5.2``), it runs
+``summaryguard check --no-cache --format json --jobs 1 .`` and ``--jobs 2``
+from that folder, alternately, ``--runs`` times each (3 by default: the
+machine is shared, so medians), prints the medians and their ratio, and exits 1
+if the two job counts report different findings or errors. No corpus is built.
+
 Run it from the repository root, in the project's environment::
 
     python tests/benchmarks/bench_check_corpus.py
     python tests/benchmarks/bench_check_corpus.py --cache /tmp/sg-bench --jobs 2
     python tests/benchmarks/bench_check_corpus.py --skip-parse --skip-fixit   # only the check
+    python tests/benchmarks/bench_check_corpus.py --jobs-ratio ~/.cache/sg-realcode/src/langchain-1.5.2
 
 The cache defaults to ``~/.cache/summaryguard-bench`` (or
 ``$SUMMARYGUARD_BENCH_CACHE``); delete it to fetch the newest releases.
@@ -219,13 +228,61 @@ def parse_all(files: list[Path]) -> tuple[float, int]:
     return time.perf_counter() - started, failures
 
 
+def jobs_ratio(folders: list[Path], runs: int, jobs: int) -> int:
+    """``--jobs 1`` against ``--jobs N`` on each folder, ``--no-cache``: medians of ``runs`` runs and their ratio."""
+    import statistics
+
+    status = 0
+    for folder in folders:
+        command = [*summaryguard_command(), "check", "--no-cache", "--format", "json"]
+        times: dict[int, list[float]] = {1: [], jobs: []}
+        reports: dict[int, tuple[object, object]] = {}
+        for _ in range(runs):
+            for count in (1, jobs):  # alternately, so that the machine's load weighs on both
+                started = time.perf_counter()
+                completed = subprocess.run(
+                    [*command, "--jobs", str(count), "."], capture_output=True, text=True, cwd=folder
+                )
+                times[count].append(time.perf_counter() - started)
+                if completed.returncode not in (0, 1) or "Traceback" in completed.stderr:
+                    print(f"{folder}: --jobs {count} failed (exit {completed.returncode}): {completed.stderr[-2000:]}")
+                    return 1
+                report = json.loads(completed.stdout)
+                reports[count] = (report["findings"], report["errors"])
+        serial, parallel = statistics.median(times[1]), statistics.median(times[jobs])
+        files = sum(1 for _ in folder.rglob("*.py"))
+        print(
+            f"{folder.name}: {files} files; --jobs 1 median {serial:.2f} s {sorted(round(t, 2) for t in times[1])}; "
+            f"--jobs {jobs} median {parallel:.2f} s {sorted(round(t, 2) for t in times[jobs])}; "
+            f"ratio jobs 1 / jobs {jobs}: {serial / parallel:.2f}x; {len(reports[1][0])} findings"
+        )
+        if reports[1] != reports[jobs]:
+            one = {json.dumps(f, sort_keys=True) for f in reports[1][0]}
+            other = {json.dumps(f, sort_keys=True) for f in reports[jobs][0]}
+            print(f"  FINDINGS DIFFER: {len(one - other)} only with --jobs 1, {len(other - one)} with --jobs {jobs}")
+            for text in sorted(one - other)[:10]:
+                f = json.loads(text)
+                print(f"    only --jobs 1: {f['path']}:{f['line']} {f['code']}")
+            for text in sorted(other - one)[:10]:
+                f = json.loads(text)
+                print(f"    only --jobs {jobs}: {f['path']}:{f['line']} {f['code']}")
+            status = 1
+    return status
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=default_cache(), help="cache folder (outside the repository)")
     parser.add_argument("--jobs", type=int, default=None, help="passed to summaryguard check --jobs")
     parser.add_argument("--skip-parse", action="store_true", help="do not time the bare libcst parse")
     parser.add_argument("--skip-fixit", action="store_true", help="do not time Fixit")
+    parser.add_argument(
+        "--jobs-ratio", type=Path, nargs="+", metavar="FOLDER", help="time --jobs 1 against --jobs 2 on these folders"
+    )
+    parser.add_argument("--runs", type=int, default=3, help="runs per job count with --jobs-ratio (medians)")
     args = parser.parse_args(argv)
+    if args.jobs_ratio:
+        return jobs_ratio([folder.expanduser().resolve() for folder in args.jobs_ratio], args.runs, args.jobs or 2)
 
     corpus = build_corpus(args.cache)
     files = corpus_files(corpus)
