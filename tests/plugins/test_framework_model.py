@@ -4,7 +4,6 @@ engine reads them instead of naming any framework."""
 from __future__ import annotations
 
 import io
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ import pytest
 from summaryguard.plugins.framework import FrameworkModel, FrameworkModelError
 from summaryguard.plugins.hookspecs import hookimpl
 from summaryguard.plugins.manager import get_plugin_manager
-from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules
 
 
 def test_a_model_reads_its_keys() -> None:
@@ -61,37 +59,3 @@ def test_a_plugin_with_a_bad_model_fails_the_check_with_exit_2(tmp_path: Path) -
     finally:
         manager.unregister(plugin)
     assert "framework model 'broken': resume_metods: unknown key" in caught.value.render()
-
-
-def test_a_new_framework_is_a_model_only() -> None:
-    """A framework the engine never heard of: its model alone makes its resume of a
-    summarizing graph a finding, and of a graph without a summarizer no finding."""
-    toy = FrameworkModel.from_mapping(
-        {
-            "name": "toyflow",
-            "vocabulary": {"compaction-calls": ["toyflow.Condense"]},
-            "graph_factories": ["toyflow.make_agent"],
-            "resume_methods": ["proceed"],
-            "resume_none_input": True,
-            "guarantees": ["generation", "partial"],
-        }
-    )
-    analyzer = Analyzer(Vocabulary.build(use_plugins=False, frameworks=[toy]), all_rules(use_plugins=False))
-    source = textwrap.dedent(
-        """
-        from toyflow import Condense, make_agent
-
-        def resume(config):
-            agent = make_agent(steps=[Condense(limit=10)])
-            return agent.proceed(None, config)
-
-        def plain(config):
-            agent = make_agent(steps=[])
-            return agent.proceed(None, config)
-        """
-    ).lstrip()
-    findings, errors = analyzer.analyze([("toy.py", source)])
-    assert errors == []
-    assert [(f.line, f.code) for f in findings] == [(5, "SG103")]
-    assert [step.line for step in findings[0].trace] == [4, 5, 5]
-    assert "Condense" in findings[0].trace[0].note
