@@ -193,18 +193,26 @@ class Vocabulary:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _plugin_frameworks(problems: list[str]) -> list[FrameworkModel]:
-    """Every plugin's framework models, validated; a broken model costs itself, not the run."""
+def _hook_answers(hook: str, what: str, problems: list[str]) -> list[object]:
+    """Every plugin's non-None answer to ``hook``; a plugin that fails costs its answer, not the run."""
     from summaryguard.plugins.manager import get_plugin_manager
 
     try:
-        answers = get_plugin_manager().hook.summaryguard_frameworks()
-    except Exception as exc:  # noqa: BLE001 - a broken plugin costs its models, not the run
-        problems.append(f"plugin framework models failed: {type(exc).__name__}: {exc}")
+        answers = getattr(get_plugin_manager().hook, hook)()
+    except Exception as exc:  # noqa: BLE001 - a broken plugin costs its answer, not the run
+        problems.append(f"plugin {what} failed: {type(exc).__name__}: {exc}")
         return []
+    return [answer for answer in answers if answer is not None]
+
+
+def _plugin_frameworks(problems: list[str]) -> list[FrameworkModel]:
+    """Every plugin's framework models, validated; a broken model costs itself, not the run."""
     models = []
-    for answer in answers:
-        for data in answer or ():
+    for answer in _hook_answers("summaryguard_frameworks", "framework models", problems):
+        if isinstance(answer, Mapping) or not isinstance(answer, (list, tuple)):
+            problems.append(f"plugin framework models must be a list of mappings, got {type(answer).__name__}")
+            continue
+        for data in answer:
             try:
                 models.append(FrameworkModel.from_mapping(data))
             except FrameworkModelError as exc:
@@ -213,17 +221,8 @@ def _plugin_frameworks(problems: list[str]) -> list[FrameworkModel]:
 
 
 def _plugin_contributions(problems: list[str]) -> list[Mapping[str, Iterable[str]]]:
-    from summaryguard.plugins.manager import get_plugin_manager
-
-    try:
-        answers = get_plugin_manager().hook.summaryguard_vocabulary()
-    except Exception as exc:  # noqa: BLE001 - a broken plugin costs its vocabulary, not the run
-        problems.append(f"plugin vocabulary failed: {type(exc).__name__}: {exc}")
-        return []
     contributions = []
-    for answer in answers:
-        if answer is None:
-            continue
+    for answer in _hook_answers("summaryguard_vocabulary", "vocabulary", problems):
         if not isinstance(answer, Mapping):
             problems.append(f"plugin vocabulary must be a mapping, got {type(answer).__name__}")
             continue

@@ -59,3 +59,23 @@ def test_a_plugin_with_a_bad_model_fails_the_check_with_exit_2(tmp_path: Path) -
     finally:
         manager.unregister(plugin)
     assert "framework model 'broken': resume_metods: unknown key" in caught.value.render()
+
+
+@pytest.mark.parametrize("answer", [7, {"name": "single-mapping-not-a-list"}, ["not a mapping"]])
+def test_a_plugin_answer_of_the_wrong_shape_is_a_model_error_not_a_crash(answer: object) -> None:
+    from summaryguard.rules.engine import Vocabulary
+
+    class Odd:
+        @hookimpl
+        def summaryguard_frameworks(self):
+            return answer
+
+    manager = get_plugin_manager()
+    plugin = Odd()
+    manager.register(plugin)
+    try:
+        vocabulary = Vocabulary.build()
+    finally:
+        manager.unregister(plugin)
+    assert len(vocabulary.model_errors) == 1 and "framework model" in vocabulary.model_errors[0]
+    assert any(m.name == "langgraph" for m in vocabulary.frameworks)  # the others still load
