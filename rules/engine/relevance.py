@@ -129,15 +129,14 @@ def relevant_functions(scans: Iterable[FileScan], matters: object) -> set[str]:
     table = {q: fw for s in scans for q, fw in s.functions.items()}
     relevant = {q for q, fw in table.items() if decide("\n".join(fw.words))}  # type: ignore[operator]
     # Grow through callers, but only by names that identify a function: a
-    # relevant ``run`` must not make every caller of any ``.run()`` relevant.
-    defined: dict[str, int] = {}
-    for q in table:
-        name = q.rpartition(".")[2]
-        defined[name] = defined.get(name, 0) + 1
+    # relevant ``run`` must not make every caller of any ``.run()`` relevant. Never by
+    # how many functions of a name the run holds: that would make a file's findings
+    # depend on the other files in the run (locality); a caller analyzed because
+    # another file's function shares a name resolves its calls in its own module.
     for _ in range(4):
         names = {
             n for n in (q.rpartition(".")[2] for q in relevant)
-            if defined.get(n, 0) <= 3 and n not in _GENERIC and not n.startswith("__")
+            if n not in _GENERIC and not n.startswith("__")
         }
         grown = {q for q, fw in table.items() if q not in relevant and fw.calls & names}
         if not grown:

@@ -112,11 +112,9 @@ def test_the_project_means_what_it_says(runs: tuple[dict, dict, list[str]]) -> N
 
 
 #: Files whose findings depend today on other files of the run (issue 9), each a strict xfail:
-#: SG104 on a soft validator is reported only when a resume in an importer relies on it, and a
-#: bare name (``summarize``) resolves to a function of another module of the run.
+#: SG104 on a soft validator is reported only when a resume in an importer relies on it.
 NONLOCAL_TODAY = {
     "fixtures/multimodule/recovery.py": "SG104 at 32 only with loop.py (its importer) in the run",
-    "fixtures/langgraph_resumes.py": "SG103 at 80 (graph.stream) vanishes when this test's small project is in the run",
 }
 
 
