@@ -11,7 +11,8 @@ and the *sink* that consumed it (the node reported). Each link says whether it
 rests on a value's flow or use (``basis="value"``: an attribute of the summary
 protocol read, a framework API, a load, a data-flow edge) or only on a name
 pattern (``basis="name"``): names corroborate, they never decide on their own
-(SPEC §3.1.1), and the metamorphic tests read this basis.
+(SPEC §3.1.1), and the metamorphic tests read this basis through
+:attr:`~.findings.Finding.rests_on_flow`.
 """
 
 from __future__ import annotations
@@ -66,11 +67,6 @@ class Fact:
     def key(self) -> tuple[object, ...]:
         """What makes two facts the same defect (one defect, one finding)."""
         return (type(self), id(self.node))
-
-    @property
-    def rests_on_flow(self) -> bool:
-        """Whether the chain has links and all of them are values' flow (no name vote)."""
-        return bool(self.trace) and all(step.basis == VALUE for step in self.trace)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)

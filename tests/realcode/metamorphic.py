@@ -40,8 +40,11 @@ __all__ = ["main", "rests_on_flow"]
 
 
 def rests_on_flow(finding: dict) -> bool:
-    """Whether a step of the JSON trace before the sink rests on a value (no basis: counted as value)."""
-    return any(step.get("basis", "value") == "value" for step in finding.get("trace", [])[:-1])
+    """:attr:`Finding.rests_on_flow` for a JSON finding: links before the sink, none a name vote.
+
+    The JSON schema carries no basis, so a link without one counts as a value (the strict reading)."""
+    links = finding.get("trace", [])[:-1]
+    return bool(links) and all(step.get("basis", "value") == "value" for step in links)
 
 
 def _check(root: Path, jobs: int | None) -> dict[tuple[str, int, str], dict]:
