@@ -25,20 +25,28 @@ class SwallowedReconciliationError(LintRule):
 
     ## Example
     ```python
-    try:
-        check_resume(checkpoint, deps)
-    except Exception:
-        log.exception("resume check failed")
-    agent.resume(checkpoint.summary)
+    import logging
+
+    from summaryguard.guard import check_resume
+
+    def resume_turn(agent, checkpoint, deps):
+        try:
+            check_resume(checkpoint, deps)
+        except Exception:
+            logging.exception("resume check failed")
+        return agent.resume(checkpoint.summary)
     ```
 
     ## Use instead
     ```python
-    try:
-        check_resume(checkpoint, deps)
-    except SummaryReconciliationError as error:
-        return controller.reconcile(error)
-    agent.resume(checkpoint.summary)
+    from summaryguard.guard import SummaryReconciliationError, check_resume
+
+    def resume_turn(agent, checkpoint, deps, controller):
+        try:
+            check_resume(checkpoint, deps)
+        except SummaryReconciliationError as error:
+            return controller.reconcile(error)
+        return agent.resume(checkpoint.summary)
     ```
 
     A handler may store the error and raise it after the ``try``

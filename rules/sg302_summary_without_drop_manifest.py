@@ -40,9 +40,27 @@ class SummaryWithoutDropManifest(LintRule):
     ```
 
     ## Use instead
-    Record each dropped reference with its last-known value and the tool that
-    produced it (``SummaryRecord(..., dropped=[...])``), or compact through
-    ``summaryguard.guard.Compactor``, which computes the drop manifest.
+    Record each dropped reference (with its last-known value and the tool that
+    produced it, where the agent has them):
+    ```python
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class SummaryRecord:
+        text: str
+        generation: int
+        dropped: list = field(default_factory=list)
+
+    def summarize_turns(client, turns, generation, kept_refs):
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "Summarize:\\n" + "\\n".join(turns)}],
+        )
+        dropped = [ref for turn in turns for ref in turn.refs if ref not in kept_refs]
+        return SummaryRecord(text=reply.choices[0].message.content, generation=generation + 1, dropped=dropped)
+    ```
+    or compact through ``summaryguard.guard.Compactor``, which computes the
+    drop manifest.
 
     ## Known problems
     A drop record is recognized by a key, keyword or field whose name says so

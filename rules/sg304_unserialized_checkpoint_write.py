@@ -42,8 +42,27 @@ class UnserializedCheckpointWrite(LintRule):
     ## Use instead
     Hold one lock (``threading.Lock``, ``asyncio.Lock``, ``filelock.FileLock``,
     ``summaryguard.guard.CompactionLock``) around both the compaction and the
-    write, or use ``summaryguard.guard.Compactor`` with a
-    ``CheckpointStore`` sharing its lock.
+    write:
+    ```python
+    import json
+    import threading
+
+    class Agent:
+        def __init__(self):
+            self._lock = threading.Lock()
+
+        def compact(self):
+            with self._lock:
+                self.summary = self.llm.invoke(f"Summarize: {self.messages}")
+
+        def on_turn(self):
+            threading.Thread(target=self.compact).start()
+            with self._lock:
+                with open("checkpoint.json", "w") as fh:
+                    json.dump({"summary": self.summary, "messages": self.messages}, fh)
+    ```
+    or use ``summaryguard.guard.Compactor`` with a ``CheckpointStore`` sharing
+    its lock.
 
     ## Known problems
     Compaction and writes are matched within one module; a lock is matched by

@@ -24,7 +24,13 @@ class ToolCallBeforeInterrupt(LintRule):
 
     ## Example
     ```python
+    from langchain_core.tools import tool
     from langgraph.types import interrupt
+
+    @tool
+    def create_vm(size: str) -> str:
+        \"\"\"Create a virtual machine.\"\"\"
+        return cloud.create_vm(size)
 
     def provision(state):
         vm = create_vm.invoke({"size": "small"})
@@ -36,6 +42,14 @@ class ToolCallBeforeInterrupt(LintRule):
     ## Use instead
     Ask first, then act:
     ```python
+    from langchain_core.tools import tool
+    from langgraph.types import interrupt
+
+    @tool
+    def create_vm(size: str) -> str:
+        \"\"\"Create a virtual machine.\"\"\"
+        return cloud.create_vm(size)
+
     def provision(state):
         if not interrupt("create a small VM and attach a disk?"):
             return {}
