@@ -12,10 +12,14 @@ computed by :mod:`.solver` to a fixed point over all modules of a run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from .facts import Step
+
+if TYPE_CHECKING:
+    from .project import FunctionInfo
 
 __all__ = ["BOTTOM", "SOFT_CHECK", "SWALLOW", "FunctionSummary", "Site", "Soft"]
 
@@ -88,3 +92,5 @@ class Site:
     #: The evidence that it resumes from a summary (see :class:`~.evidence.Requirement`).
     trace: tuple[Step, ...] = ()
     missing: set[str] = field(default_factory=set)
+    #: The project function it calls, when that function resumes inside it.
+    callee: FunctionInfo | None = None

@@ -73,6 +73,9 @@ class Requirement:
     kinds: frozenset[str]
     label: str
     trace: tuple[Step, ...] = ()
+    #: The project function that resumes inside, when the call is one of those:
+    #: where its finding is reported depends on whether any caller checks.
+    callee: FunctionInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -419,7 +422,7 @@ class Evidence(Context):
             summary = self.behaviour(callee)
             if summary.resumes:
                 step = Step(path, call, f"`{callee.name}()` resumes from summary state inside it")
-                return Requirement(summary.needs, f"`{callee.name}()` (which resumes inside)", (step,))
+                return Requirement(summary.needs, f"`{callee.name}()` (which resumes inside)", (step,), callee)
             return None
         name = dotted(call.func)
         if name is None:

@@ -419,7 +419,9 @@ class FlowAnalysis:
         required = requirement.kinds
         site = self.sites.get(call)
         if site is None:
-            site = self.sites[call] = Site(call, required, requirement.label, requirement.trace)
+            site = self.sites[call] = Site(
+                call, required, requirement.label, requirement.trace, callee=requirement.callee
+            )
         self.site_log.append(call)
         for pending in state.pending:
             self._swallowed(pending, "the resume runs")
