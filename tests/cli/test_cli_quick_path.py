@@ -28,7 +28,9 @@ from summaryguard.rules.cli import main
 status = main(sys.argv[1:])
 print(json.dumps({"status": int(status), "libcst": "libcst" in sys.modules,
                   "engine": "summaryguard.rules.engine.analyzer" in sys.modules,
-                  "guard": "summaryguard.guard" in sys.modules, "pool": "multiprocessing" in sys.modules}))
+                  "guard": "summaryguard.guard" in sys.modules, "pool": "multiprocessing" in sys.modules,
+                  "formats": sorted(m.rsplit(".", 1)[1] for m in sys.modules
+                                    if m.startswith("summaryguard.rules.cli.formats."))}))
 """
 
 
@@ -55,13 +57,15 @@ def test_a_file_without_summary_vocabulary_imports_no_libcst(project: Path, cach
     assert (result["status"], result["libcst"], result["engine"]) == (0, False, False)
     # Nor the runtime half (the built-in checkpoint plugins' models) or the worker pool.
     assert (result["guard"], result["pool"]) == (False, False)
+    # Only the format it writes (SARIF's rule descriptions are not a pre-commit run's cost).
+    assert result["formats"] == ["text"]
     assert result["report"].startswith("All clear: no findings in 1 file")
 
 
 def test_an_unknown_code_in_a_suppression_is_reported_without_libcst(project: Path) -> None:
     (project / "plain.py").write_text("import os  # noqa: SG999\nimport re  # noqa: SG203\n", encoding="utf-8")
     result = _probe(project, "check", "--no-cache", "--format", "json", "plain.py")
-    assert (result["status"], result["libcst"]) == (1, False)
+    assert (result["status"], result["libcst"], result["formats"]) == (1, False, ["json_v1"])
     findings = json.loads(result["report"])["findings"]
     assert [(f["line"], f["code"]) for f in findings] == [(1, "SG001"), (2, "SG001")]
     assert "unknown rule code SG999" in findings[0]["message"]

@@ -4,34 +4,42 @@ A format is a function that writes a :class:`~summaryguard.rules.cli.report.Repo
 to a text stream. Adding one (SARIF, GitHub workflow commands) is a new module
 here and one line in :data:`FORMATS`; the command line offers whatever the
 registry holds.
+
+The registry names each format's module and function instead of importing it:
+a run imports the one format it writes (SARIF's rule descriptions and package
+metadata cost a pre-commit run tens of milliseconds it does not need).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TextIO
+from importlib import import_module
+from typing import TYPE_CHECKING, TextIO
 
-from ..report import Report
-from .github import write_github
-from .json_v1 import write_json
-from .sarif import write_sarif
-from .text import write_text
+if TYPE_CHECKING:
+    from ..report import Report
 
-__all__ = ["FORMATS", "DEFAULT_FORMAT", "Formatter", "write_report"]
+__all__ = ["FORMATS", "DEFAULT_FORMAT", "Formatter", "formatter", "write_report"]
 
-Formatter = Callable[[Report, TextIO], None]
+Formatter = Callable[["Report", TextIO], None]
 
-#: Format name (the ``--format`` value) to the function that writes it.
-FORMATS: dict[str, Formatter] = {
-    "text": write_text,
-    "json": write_json,
-    "sarif": write_sarif,
-    "github": write_github,
+#: Format name (the ``--format`` value) to the module and function that write it.
+FORMATS: dict[str, tuple[str, str]] = {
+    "text": ("text", "write_text"),
+    "json": ("json_v1", "write_json"),
+    "sarif": ("sarif", "write_sarif"),
+    "github": ("github", "write_github"),
 }
 
 DEFAULT_FORMAT = "text"
 
 
+def formatter(fmt: str) -> Formatter:
+    """The function that writes the format named ``fmt`` (imported on first use)."""
+    module, function = FORMATS[fmt]
+    return getattr(import_module(f"{__name__}.{module}"), function)  # type: ignore[no-any-return]
+
+
 def write_report(report: Report, fmt: str, stream: TextIO) -> None:
     """Write ``report`` to ``stream`` in the format named ``fmt``."""
-    FORMATS[fmt](report, stream)
+    formatter(fmt)(report, stream)
