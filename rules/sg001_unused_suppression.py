@@ -67,7 +67,13 @@ class UnusedSuppressionComment(LintRule):
     VALID = [
         Valid(
             """
-            def next_turn(checkpoint, search_tool):
+            from agents import function_tool
+
+            @function_tool
+            def search_tool(query: str) -> str:
+                return query
+
+            def next_turn(checkpoint):
                 ctx = checkpoint.resume_context()  # noqa: SG101, SG102, SG103
                 handle = ctx.get("handle") or search_tool("latest")  # summaryguard: ignore[SG201] reason: idempotent
                 return handle  # noqa: E501 (another tool's code is left alone)
@@ -90,7 +96,13 @@ class UnusedSuppressionComment(LintRule):
         ),
         Invalid(
             """
-            def next_turn(checkpoint, search_tool):
+            from agents import function_tool
+
+            @function_tool
+            def search_tool(query: str) -> str:
+                return query
+
+            def next_turn(checkpoint):
                 ctx = checkpoint.resume_context()  # noqa: SG101, SG102, SG103
                 # names the wrong rule: SG202 is unused and SG201 still reported
                 handle = ctx.get("handle") or search_tool("latest")  # noqa: SG202  # expect: SG001, SG201
@@ -99,7 +111,13 @@ class UnusedSuppressionComment(LintRule):
         ),
         Invalid(
             """
-            def next_turn(checkpoint, search_tool):
+            from agents import function_tool
+
+            @function_tool
+            def search_tool(query: str) -> str:
+                return query
+
+            def next_turn(checkpoint):
                 ctx = checkpoint.resume_context()  # noqa: SG101, SG102, SG103
                 # no rule SG999 (a typo for SG201): reported, and SG201 still is
                 handle = ctx.get("handle") or search_tool("latest")  # noqa: SG999  # expect: SG001, SG201

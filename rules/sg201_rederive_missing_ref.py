@@ -23,8 +23,15 @@ class RederiveMissingRef(LintRule):
 
     ## Example
     ```python
+    from langchain_core.tools import tool
+
+    @tool
+    def create_sandbox() -> str:
+        \"\"\"Create a sandbox and return its handle.\"\"\"
+        return sandboxes.create()
+
     ctx = checkpoint.resume_context()
-    handle = ctx.get("handle") or create_sandbox_tool()
+    handle = ctx.get("handle") or create_sandbox.invoke({})
     ```
 
     ## Use instead
@@ -40,13 +47,14 @@ class RederiveMissingRef(LintRule):
     ## Known problems
     A callee is a tool when it is decorated as one (``langchain_core.tools.tool``,
     ``agents.function_tool``, ``tool_guard``), configured in ``tool-calls``,
-    known to a framework model, or calls such a tool itself. A name
-    (``search_tool``, ``tools.x``) is only a second vote: it counts where the
-    state is resumed by data flow (``resume_context()``, a load of a checkpoint
-    that carries a summary, a summary object whose ``.verbatim_refs`` or
-    ``.generation`` is read), never next to state that is resumed only by its
-    name (``resume_state``), and never for helpers about tools
-    (``log_tool_action_error``, ``get_tool``, ``tool_call``). The tool's result
+    known to a framework model, or calls such a tool itself; never by its name
+    alone (``search_tool``, ``tools.x``): configure ``tool-calls`` for such a
+    tool. The state is resumed by data flow (``resume_context()``, a load of a
+    checkpoint that carries a summary, a summary object whose
+    ``.verbatim_refs`` or ``.generation`` is read) or, as one vote, by its name
+    (``resume_state``). The finding's trace shows where the state was resumed,
+    the lookup that found the reference missing, and why the callee is a tool.
+    The tool's result
     must take the missing reference's place (bound to the looked-up name or key,
     stored into the resumed state, returned, or the lookup's fallback): a call
     whose result goes elsewhere obtains something else. Resumed state is
@@ -58,6 +66,19 @@ class RederiveMissingRef(LintRule):
     name = "rederive-missing-ref"
 
     VALID = [
+        Valid(
+            # a tool by its name alone is no tool, even next to state resumed by data flow
+            """
+            from summaryguard.guard import Checkpoint
+
+            def summarize_tool(text):
+                return text[:100]
+
+            def next_turn(blob):
+                restored = Checkpoint.from_json(blob)
+                return restored.handles.get("notes") or summarize_tool("latest")
+            """
+        ),
         Valid(
             """
             def settings(config):
@@ -86,13 +107,19 @@ class RederiveMissingRef(LintRule):
     INVALID = [
         Invalid(
             """
-            def next_turn(checkpoint, search_tool):
+            from agents import function_tool
+
+            @function_tool
+            def search_tool(query: str) -> str:
+                return query
+
+            def next_turn(checkpoint):
                 ctx = checkpoint.resume_context()
                 handle = ctx.get("handle") or search_tool("latest")  # expect: SG201
                 return handle
             """,
             # the unchecked resume is its own defect
-            expected=[(2, "SG101"), (2, "SG102"), (2, "SG103"), (3, "SG201")],
+            expected=[(8, "SG101"), (8, "SG102"), (8, "SG103"), (9, "SG201")],
         ),
         Invalid(
             """

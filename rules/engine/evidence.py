@@ -227,11 +227,25 @@ class Evidence(Context):
         """Where ``name`` shows it holds resumed state: a load, a read of the summary, a resume."""
         path = self.fn.module.path
         if self._rehydrates(value):
-            return Step(path, value, f"`{name}` is loaded from a checkpoint that carries a summary")
+            # a load known by its qualified name carries a summary by value; any other
+            # load carries one by what its input shows (a name, perhaps)
+            source = None if self.vocab.matches("checkpoint-loads", self.qualified(value)) else self.source(value)
+            basis = source.basis if source is not None else VALUE
+            return Step(path, value, f"`{name}` is loaded from a checkpoint that carries a summary", basis)
         if not isinstance(value, cst.Call):
             source = self.source(value)
             if source is not None:
                 return Step(path, value, f"`{name}` holds summary state ({source.note})", source.basis)
+        # the resume's own evidence decides: `checkpoint.resume_context()` resumes from
+        # summary state only by the name `checkpoint`
+        for call in self._profile(value).calls:
+            requirement = self.resume_requirement(call)
+            if requirement is not None:
+                basis = NAME if any(step.basis == NAME for step in requirement.trace) else VALUE
+                return Step(path, value, f"`{name}` comes back from a resume", basis)
+        source = self.source(value)
+        if source is not None:  # read out of resumed state: `doc = ctx["refs"].get("doc")`
+            return Step(path, value, f"`{name}` is read from resumed state ({source.note})", source.basis)
         return Step(path, value, f"`{name}` comes back from a resume")
 
     def _note(self, name: str, node: cst.CSTNode | None, note: str, basis: str = VALUE) -> None:
@@ -532,6 +546,39 @@ class Evidence(Context):
                 return True
             return summary is self.project.unknown and self._calls_tool_directly(callee)
         return self.vocab.matches("tool-calls", self.qualified(call))
+
+    def tool_evidence(self, call: cst.Call) -> Step | None:
+        """Why ``call`` is a :meth:`known_tool` (a trace step), or None when it is not one.
+
+        Only for calls already found to matter: the hot path asks :meth:`known_tool`."""
+        if not self.known_tool(call):
+            return None
+        path = self.fn.module.path
+        label = f"`{shown(dotted(call.func) or 'tool')}()`"
+        callee = self.resolve(call)
+        if self._runs_tool_object(call):
+            note = f"{label} runs a framework tool object"
+        elif callee is None:
+            note = f"{label} is a tool call the vocabulary knows (`tool-calls`, a framework model)"
+        elif callee.is_tool:
+            decorators = ", ".join(f"`{d}`" for d in callee.decorators) or "a tool decorator"
+            note = f"{label} is a tool: `{callee.name}` is decorated with {decorators}"
+        else:
+            note = f"{label} is a tool: `{callee.name}` calls one"
+        return Step(path, call, note)
+
+    def state_origin(self, container: cst.CSTNode) -> Step:
+        """Where the resumed state ``container`` (SG201's lookup target) shows it is
+        resumed: the origin of a name in it, a value's flow before a name."""
+        names = self._profile(container).names
+        steps = [self.origin[n] for n in sorted(names) if n in self.origin and (
+            n in self.resumed or n in self.summary_objects or n in self.restored or n in self.summary_like
+        )]
+        steps.sort(key=lambda s: s.basis != VALUE)
+        if steps:
+            return steps[0]
+        shown_names = ", ".join(f"`{n}`" for n in sorted(names)) or "the container"
+        return Step(self.fn.module.path, container, f"{shown_names} named like resumed state", NAME)
 
     def named_like_tool(self, call: cst.Call) -> bool:
         """``search_tool(q)``, ``tools.search(q)``, with nothing saying otherwise: not a

@@ -11,12 +11,17 @@ looked-up name or key, stored into the resumed state, returned or yielded, or
 the fallback of the lookup itself): a call on the missing side whose result
 goes elsewhere, or nowhere, obtains something else.
 
-Both halves need evidence, and two names never make a finding: a callee known
-to be a tool (decorator, vocabulary, a project function that calls one) is
-taken where the container is resumed state by data flow (a resume, a load of
-a checkpoint carrying a summary, a summary object) or by name
-(``resume_state``); a callee only named like a tool (``search_tool``,
-``tools.x``) only where the container is resumed state by data flow.
+Both halves need evidence. The callee must be a tool by what the code says of
+it, never by its name (SPEC §3.1.1): a tool decorator, the vocabulary
+(configured ``tool-calls``, a framework model), a framework tool object, or a
+project function that calls such a tool; ``search_tool(q)`` or ``tools.x()``
+with nothing else saying so is not one. The container is resumed state by data
+flow (a resume, a load of a checkpoint carrying a summary, a summary object)
+or, as one vote, by name (``resume_state``).
+
+Each re-derivation carries its evidence chain, source to sink: where the
+container shows it is resumed state, the lookup that finds the reference
+missing, and why the callee is a tool (the tool call itself is the sink).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .evidence import Evidence
+from .facts import Step
 from .names import dotted, last_segment
 from .syntax import Stmt, calls_in, expressions_of, is_none, iter_exprs, statements, walk_statements
 
@@ -37,45 +43,78 @@ _DEFAULTING = frozenset({"get", "setdefault", "pop"})
 _STORING = frozenset({"update", "setdefault", "append", "add", "insert", "__setitem__", "set"})
 
 
-@dataclass(frozen=True)
+#: A re-derivation: the tool call, how the reference was found missing, and its evidence chain.
+Rederived = tuple[cst.Call, str, tuple[Step, ...]]
+
+
+@dataclass
 class _Pass:
-    """One search: containers resumed by data flow (``strong``) with any tool, or
-    containers resumed by any vote with known tools only."""
+    """The search over one function: what is resumed state, what is a tool, and
+    the last resumed container a lookup matched (the source of the chain)."""
 
     evidence: Evidence
-    strong: bool
+    container: cst.CSTNode | None = None
 
     def state(self, expr: cst.CSTNode) -> bool:
-        return self.evidence.resumed_state(expr, strong=self.strong)
+        if self.evidence.resumed_state(expr):
+            self.container = expr
+            return True
+        return False
 
     def tool(self, call: cst.Call) -> bool:
-        return self.evidence.is_tool_call(call) if self.strong else self.evidence.known_tool(call)
+        return self.evidence.known_tool(call)
 
 
-def rederivations(ev: Evidence) -> list[tuple[cst.Call, str]]:
-    """Tool calls that re-derive a missing reference, with a description of why."""
-    found: dict[cst.Call, str] = {}
-    for strong in (True, False):
-        _search(_Pass(ev, strong), found)
-    return list(found.items())
+@dataclass(frozen=True)
+class _Check:
+    """The lookup that found the reference missing: its node, and the resumed container it read."""
+
+    node: cst.CSTNode
+    container: cst.CSTNode
+    note: str
 
 
-def _search(ev: _Pass, found: dict[cst.Call, str]) -> None:
+def rederivations(ev: Evidence) -> list[Rederived]:
+    """Tool calls that re-derive a missing reference, with a description of why and the evidence chain."""
+    found: dict[cst.Call, tuple[str, _Check]] = {}
+    _search(_Pass(ev), found)
+    chains: list[Rederived] = []
+    for call, (why, check) in found.items():
+        steps = [ev.state_origin(check.container), Step(ev.fn.module.path, check.node, check.note)]
+        tool = ev.tool_evidence(call)
+        if tool is not None:
+            steps.append(tool)
+        chains.append((call, why, tuple(steps)))
+    return chains
+
+
+_Found = dict[cst.Call, tuple[str, _Check]]
+_MISSING = "the reference is looked up in resumed state here and found missing"
+
+
+def _search(ev: _Pass, found: _Found) -> None:
     body = ev.evidence.fn.body
     for stmt in walk_statements(body):
+        ev.container = None
         if isinstance(stmt, cst.If):
             side = _missing_side(stmt.test, ev)
             if side is not None:
+                check = _Check(stmt.test, _container(ev, stmt.test), _MISSING)
                 branch = stmt.body if side else stmt.orelse
                 if isinstance(branch, cst.Else):
                     branch = branch.body
                 block = [branch] if isinstance(branch, cst.If) else statements(branch)
                 for call in _rederiving_calls(block, _referenced(stmt.test), ev):
-                    found.setdefault(call, "when the reference is missing from resumed state")
+                    found.setdefault(call, ("when the reference is missing from resumed state", check))
         elif isinstance(stmt, (cst.Try, cst.TryStar)):
             _try_rederivation(stmt, ev, found)
         for expr in expressions_of(stmt):
             _expression_rederivations(expr, ev, found)
+
+
+def _container(ev: _Pass, fallback: cst.CSTNode) -> cst.CSTNode:
+    """The resumed container the last successful lookup matched (the check itself if none did)."""
+    return ev.container if ev.container is not None else fallback
 
 
 def _missing_side(test: cst.BaseExpression, ev: _Pass) -> bool | None:
@@ -144,6 +183,7 @@ def _is_lookup(expr: cst.BaseExpression, ev: _Pass) -> bool:
         name = stack.pop()
         values = ev.evidence.assigned.get(name, ())
         if values and name in ev.evidence.resumed:
+            ev.container = expr
             return True
         for value in values:
             if isinstance(value, cst.Name):
@@ -170,25 +210,30 @@ def _is_direct_lookup(expr: cst.BaseExpression, ev: _Pass) -> bool:
     return False
 
 
-def _expression_rederivations(expr: cst.CSTNode, ev: _Pass, found: dict[cst.Call, str]) -> None:
+def _expression_rederivations(expr: cst.CSTNode, ev: _Pass, found: _Found) -> None:
     for node in iter_exprs(expr):
+        ev.container = None
         if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
             if _is_lookup(node.left, ev):
+                check = _Check(node.left, _container(ev, node.left), f"{_MISSING} (`... or ...`)")
                 for call in _tool_calls(node.right, ev):
-                    found.setdefault(call, "as the fallback of a lookup in resumed state (`... or tool()`)")
+                    found.setdefault(call, ("as the fallback of a lookup in resumed state (`... or tool()`)", check))
         elif isinstance(node, cst.IfExp):
             side = _missing_side(node.test, ev)
             if side is not None:
+                check = _Check(node.test, _container(ev, node.test), _MISSING)
                 branch = node.body if side else node.orelse
                 for call in _tool_calls(branch, ev):
-                    found.setdefault(call, "when the reference is missing from resumed state")
+                    found.setdefault(call, ("when the reference is missing from resumed state", check))
         elif isinstance(node, cst.Call):
             default = _default_argument(node, ev)
             if default is not None:
                 method = last_segment(dotted(node.func))
+                check = _Check(node, _container(ev, node), f"the reference is looked up in resumed state by "
+                               f"`{method}()`, whose default is computed first")
                 for call in _tool_calls(default, ev):
-                    found.setdefault(call, f"as the default of `{method}()` on resumed state (it even runs when "
-                                     "the reference is present)")
+                    found.setdefault(call, (f"as the default of `{method}()` on resumed state (it even runs when "
+                                     "the reference is present)", check))
 
 
 def _default_argument(call: cst.Call, ev: _Pass) -> cst.BaseExpression | None:
@@ -202,15 +247,21 @@ def _default_argument(call: cst.Call, ev: _Pass) -> cst.BaseExpression | None:
     return None
 
 
-def _try_rederivation(stmt: cst.Try | cst.TryStar, ev: _Pass, found: dict[cst.Call, str]) -> None:
-    looks_up = any(
-        isinstance(n, (cst.Subscript, cst.Attribute)) and _is_lookup(n, ev)
-        for s in statements(stmt.body)
-        for e in expressions_of(s)
-        for n in iter_exprs(e)
+def _try_rederivation(stmt: cst.Try | cst.TryStar, ev: _Pass, found: _Found) -> None:
+    ev.container = None
+    lookup = next(
+        (
+            n
+            for s in statements(stmt.body)
+            for e in expressions_of(s)
+            for n in iter_exprs(e)
+            if isinstance(n, (cst.Subscript, cst.Attribute)) and _is_lookup(n, ev)
+        ),
+        None,
     )
-    if not looks_up:
+    if lookup is None:
         return
+    container = _container(ev, lookup)
     looked_up: set[str] = set()
     for s in statements(stmt.body):
         looked_up |= _bound_names(s)
@@ -219,8 +270,10 @@ def _try_rederivation(stmt: cst.Try | cst.TryStar, ev: _Pass, found: dict[cst.Ca
     for handler in stmt.handlers:
         caught = _caught_names(handler.type)
         if handler.type is None or caught & _LOOKUP_ERRORS:
+            check = _Check(lookup, container, "the reference is looked up in resumed state here; the handler "
+                           "runs when it is missing")
             for call in _rederiving_calls(statements(handler.body), looked_up, ev):
-                found.setdefault(call, "in the handler of a failed lookup in resumed state")
+                found.setdefault(call, ("in the handler of a failed lookup in resumed state", check))
 
 
 def _caught_names(expr: cst.BaseExpression | None) -> set[str]:

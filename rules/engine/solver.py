@@ -19,7 +19,7 @@ from .facts import SwallowedError
 from .flow import FlowAnalysis
 from .pauses import calls_pause, tools_before_pause
 from .project import FunctionInfo, Project
-from .rederive import rederivations
+from .rederive import Rederived, rederivations
 from .behaviour import BOTTOM, Site, Soft, FunctionSummary
 
 #: The summary of a function not worth analyzing: it makes calls, nothing else is known.
@@ -40,7 +40,7 @@ class FunctionResult:
     sites: dict[cst.Call, Site] = field(default_factory=dict)
     consumed: set[Soft] = field(default_factory=set)
     direct: list[SwallowedError] = field(default_factory=list)
-    rederive: list[tuple[cst.Call, str]] = field(default_factory=list)
+    rederive: list[Rederived] = field(default_factory=list)
     #: Tool calls that re-run when the node resumes after a pause (see :mod:`.pauses`).
     reruns: list[tuple[cst.Call, cst.Call]] = field(default_factory=list)
     callees: set[FunctionInfo] = field(default_factory=set)

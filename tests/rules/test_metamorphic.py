@@ -49,8 +49,8 @@ NAME_ONLY_TODAY: frozenset[str] = frozenset(
         "SG001-invalid-2",
         "SG001-valid-0",
         "SG001-valid-1",
-        "SG201-invalid-0",
-        "SG201-invalid-1",  # SG201: the tool is a tool by its name
+        "SG201-invalid-0",  # SG201: the state is resumed state by the name `checkpoint` (resume_context())
+        "SG201-invalid-1",  # SG201: the state is resumed state by its name (`restored_summary`)
         "fixture-handlers.py",  # SG202 at lines 63, 70
         "fixture-rederivations.py",  # SG201 at nine lines
         "SG302-invalid-0",  # the record is a summary record by its field's name ("named like a summary")
