@@ -136,6 +136,10 @@ class _Placement:
         if self.checked_above(fn, kind):
             return False  # the callers that do not check report it
         callee = site.callee
+        if callee is fn:
+            # a recursive call (directly, or through the module importing itself) lacks
+            # what the resume inside ``fn`` lacks: the same defect, reported there
+            return False
         if callee is not None and callee.module is fn.module and self._local_calls(callee):
             return self.checked_above(callee, kind)  # else it is reported inside the callee
         return True
