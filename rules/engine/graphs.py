@@ -27,6 +27,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from .arguments import bound_arguments
 from .facts import Step
 from .names import dotted, last_segment
 from .project import FunctionInfo, ModuleInfo, Project
@@ -100,11 +101,29 @@ class GraphValues:
                 return self._node_summarizer(call, fn, depth) or self.summarizer(func.value, fn, depth + 1)
         callee = self.project.resolve(func, fn)
         if callee is not None and not callee.is_module:
+            arguments: dict[str, cst.BaseExpression] | None = None
             for value in _returned(callee):
                 found = self.summarizer(value, callee, depth + 1)
                 if found is not None:
                     return found
+                # `return b.compile()` with `b` a parameter: the graph is the caller's argument
+                root = self._derived_from(value)
+                if root is not None and root in callee.params:
+                    arguments = bound_arguments(call, callee) if arguments is None else arguments
+                    argument = arguments.get(root)
+                    if argument is not None:
+                        found = self.summarizer(argument, fn, depth + 1)
+                        if found is not None:
+                            return found
         return None
+
+    def _derived_from(self, value: cst.BaseExpression) -> str | None:
+        """The name whose graph ``value`` is, through derivations (``b.compile().with_config()``)."""
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            if value.func.attr.value not in self._derivations:
+                return None
+            value = value.func.value
+        return value.value if isinstance(value, cst.Name) else None
 
     # -- builders and their nodes ------------------------------------------------------------
 
@@ -112,7 +131,8 @@ class GraphValues:
         return isinstance(value, cst.Call) and bool(self._builders(fn.module.imports.qualify(value.func) or ""))
 
     def _registered(self, name: str, scope: FunctionInfo, depth: int) -> Step | None:
-        """A summarizing node registered on the builder bound to ``name`` in ``scope``."""
+        """A summarizing node registered on the builder bound to ``name`` in ``scope``,
+        there or in a project function the builder is handed to (``add_nodes(builder)``)."""
         for stmt in walk_statements(scope.body):
             for expr in expressions_of(stmt):
                 for call in calls_in(expr):
@@ -126,6 +146,21 @@ class GraphValues:
                         found = self._node_summarizer(call, scope, depth)
                         if found is not None:
                             return found
+                    elif depth < _DEPTH and any(isinstance(a.value, cst.Name) and a.value.value == name for a in call.args):
+                        found = self._registered_in_callee(call, name, scope, depth)
+                        if found is not None:
+                            return found
+        return None
+
+    def _registered_in_callee(self, call: cst.Call, name: str, scope: FunctionInfo, depth: int) -> Step | None:
+        callee = self.project.resolve(call.func, scope)
+        if callee is None or callee.is_module or callee is scope:
+            return None
+        for param, argument in bound_arguments(call, callee).items():
+            if isinstance(argument, cst.Name) and argument.value == name and not _assigned(callee, param):
+                found = self._registered(param, callee, depth + 1)
+                if found is not None:
+                    return found
         return None
 
     def _node_summarizer(self, registration: cst.Call, fn: FunctionInfo, depth: int) -> Step | None:
