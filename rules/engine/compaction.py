@@ -51,6 +51,7 @@ from .flow import FlowAnalysis, State
 from .names import dotted, last_segment
 from .project import FunctionInfo, ModuleInfo, Project
 from .behaviour import FunctionSummary
+from .classes import ClassIndex, ProjectClass
 from .syntax import Stmt, calls_in, child_blocks, children, expressions_of, iter_exprs, statements, walk_statements
 
 __all__ = ["compaction_facts"]
@@ -137,6 +138,8 @@ _WAITS_ON_EXIT = _EXECUTOR_TYPES | {"TaskGroup", "open_nursery", "create_task_gr
 _SERIALIZERS = frozenset({"dump", "dumps", "write", "write_text", "write_bytes", "save", "put", "aput", "put_writes",
                           "aput_writes", "persist", "store", "save_state", "savez"})
 _SYNC_METHODS = frozenset({"join", "result", "wait", "shutdown", "gather"})
+#: Methods of a model library's client object that run the model and stream its answer.
+_MODEL_STREAMS = frozenset({"stream", "astream"})
 
 
 # -- per-function view ----------------------------------------------------------------------
@@ -341,6 +344,12 @@ class _Analysis:
         self._compaction_locks: dict[FunctionInfo, frozenset[str] | None] = {}
         self._constants: dict[str, dict[str, list[cst.BaseExpression]]] = {}
         self._classes: dict[str, dict[str, cst.ClassDef]] = {}
+        self.hierarchy = ClassIndex(project)
+        self._instances: dict[tuple[object, ...], frozenset[ProjectClass | str] | None] = {}
+        self._model_runs: dict[tuple[object, ...], bool] = {}
+        self._forwards: dict[FunctionInfo, tuple[_Forward, ...]] = {}
+        #: Summarizer calls that are summarizers because they hand an instruction on: the model call.
+        self.forwarded: dict[cst.Call, Step] = {}
 
     # -- module facts -------------------------------------------------------------------
 
@@ -450,33 +459,46 @@ class _Analysis:
         callee = self.project.resolve(func, view.fn) if depth < 3 else None
         if callee is not None and self.returns_summary(callee, depth + 1):
             return True
+        forwarded = self._forwarded_instruction(call, view) if depth < 3 else None
+        if forwarded is not None:
+            self.forwarded[call] = forwarded
+            return True
         if self._prompt_receiver(func, view):
             return False
         if self._llm_call(func, name, last, qualified):
             if last in _LLM_ON_RECEIVER and not self._receiver_runs_model(func, view):
                 return False
-        elif not (last in _LLM_ON_RECEIVER or last in _LLM_ANY) or not self._receiver_is_model(func, view):
+        elif not (
+            (last in _LLM_ON_RECEIVER or last in _LLM_ANY) and self._receiver_is_model(func, view)
+        ) and not self._object_runs_model(call, view.fn):
             return False
         return any(self._instruction(a.value, view) for a in call.args)
 
-    def _receiver_classes(self, func: cst.BaseExpression, view: _Fn) -> tuple[list[cst.Call], str | None] | None:
-        """The constructor calls the root of a method call's receiver is bound to
-        (``client = SandboxClient()``, ``self.x = ChatOpenAI()``), with the method's name
-        when it is called on the root itself; None when some binding is not a class
-        instantiation (a parameter, a factory's return, unknown)."""
+    def _receiver_root(self, func: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The object a method call's receiver chain starts from: ``client`` in
+        ``client.chat.completions.create``, ``self.x`` in ``self.x.run``; None for a plain call."""
         root = func
         while isinstance(root, cst.Attribute) and not (
             isinstance(root.value, cst.Name) and root.value.value in ("self", "cls")
         ):
             root = root.value
-        if isinstance(root, cst.Attribute) and root is not func:  # ``self.attr.method``
-            values = [v for v, _ in self.attribute_values(view.fn, root.attr.value)]
-        elif isinstance(root, cst.Name) and root is not func:
-            values = self._bound_values(root.value, view)
-        else:
+        if root is func or not isinstance(root, (cst.Name, cst.Attribute)):
             return None
-        classes = [v for v in values if isinstance(v, cst.Call) and self._constructs(v, view)]
-        if not values or len(classes) < len(values):
+        return root
+
+    def _receiver_classes(
+        self, func: cst.BaseExpression, view: _Fn
+    ) -> tuple[frozenset[ProjectClass | str], str | None] | None:
+        """The classes the root of a method call's receiver is an instance of
+        (``client = SandboxClient()``, ``self.x = ChatOpenAI()``, ``c = Client.create(kind)``
+        returning project subclasses), with the method's name when it is called on the
+        root itself; None when some source of the value is unknown (a parameter, an
+        outside function's result). See :meth:`instances`."""
+        root = self._receiver_root(func)
+        if root is None:
+            return None
+        classes = self.instances(root, view.fn)
+        if not classes:
             return None
         method = func.attr.value if isinstance(func, cst.Attribute) and func.value is root else None
         return classes, method
@@ -484,13 +506,7 @@ class _Analysis:
     def _receiver_is_model(self, func: cst.BaseExpression, view: _Fn) -> bool:
         """The receiver is an instance of a model library's class, whatever it is called."""
         found = self._receiver_classes(func, view)
-        if found is None:
-            return False
-        imports = view.fn.module.imports
-        return all(
-            any(q == m or q.startswith(m + ".") for m in _LLM_MODULES)
-            for q in (imports.qualify(c.func) or "" for c in found[0])
-        )
+        return found is not None and all(isinstance(c, str) and _model_library(c) for c in found[0])
 
     def _receiver_runs_model(self, func: cst.BaseExpression, view: _Fn) -> bool:
         """``client.create(...)``: when the receiver is bound to an instance of a class
@@ -502,7 +518,7 @@ class _Analysis:
         if found is None:
             return True
         classes, method = found
-        return any(self._class_runs_model(c, method, view) for c in classes)
+        return any(self._class_runs_model(c, method) for c in classes)
 
     def _constructs(self, call: cst.Call, view: _Fn) -> bool:
         """``C(...)`` instantiates a class: one the module defines, whatever it is called,
@@ -524,37 +540,267 @@ class _Analysis:
             scope = scope.parent
         return self.constants(view.fn.module).get(name, [])
 
-    def _class_runs_model(self, construct: cst.Call, method: str | None, view: _Fn) -> bool:
-        qualified = view.fn.module.imports.qualify(construct.func) or dotted(construct.func) or ""
-        if any(qualified == m or qualified.startswith(m + ".") for m in _LLM_MODULES):
-            return True
+    def _class_runs_model(self, cls: ProjectClass | str, method: str | None) -> bool:
+        """An instance of ``cls`` runs a model on ``method``: a model library's class; a project
+        class whose method (its own or inherited, with ``self`` bound to ``cls`` so that the
+        overrides of ``cls`` run) reaches a model; or, when no method says, a class named so."""
+        if isinstance(cls, str):
+            return _model_library(cls) or bool(_LLM_CLASS.search(last_segment(cls)))
         if method is not None:
-            found = self.project.lookup(f"{qualified}.{method}")
-            if found is not None and found.class_name is not None:
-                return self._runs_model(found, 0)
-        return bool(_LLM_CLASS.search(last_segment(qualified)))
+            found = self.hierarchy.method(cls, method)
+            if found is not None:
+                return self._runs_model(found, 0, cls)
+        return bool(_LLM_CLASS.search(cls.name))
 
-    def _runs_model(self, fn: FunctionInfo, depth: int) -> bool:
-        """Does ``fn``'s body call a model (directly, or through project functions, bounded)?"""
-        imports = fn.module.imports
+    def _runs_model(self, fn: FunctionInfo, depth: int, self_cls: ProjectClass | None = None) -> bool:
+        """Does ``fn``'s body call a model (directly, or through project functions and the
+        methods of the objects it calls, bounded)? ``self_cls`` is the class ``self`` is an
+        instance of: ``self.request(...)`` in a base class runs that class's override."""
+        key = (fn, self_cls, depth)
+        known = self._model_runs.get(key)
+        if known is not None:
+            return known
+        self._model_runs[key] = False  # cycles
+        found = False
         for stmt in walk_statements(fn.body):
             for expr in expressions_of(stmt):
                 for call in calls_in(expr):
-                    name = dotted(call.func) or ""
-                    last = last_segment(name)
-                    qualified = imports.qualify(call.func) or ""
-                    if any(qualified == m or qualified.startswith(m + ".") for m in _LLM_MODULES):
-                        if not _is_class_name(last):
-                            return True
-                    elif last in _LLM_ANY or last in _LLM_ON_RECEIVER and any(
-                        _LLM_CLASS.search(part) for part in name.split(".")[:-1]
-                    ):
-                        return True  # a model's method; a ``client`` alone (an HTTP or Docker client) is none
-                    if depth < 2:
-                        callee = self.project.resolve(call.func, fn)
-                        if callee is not None and callee is not fn and self._runs_model(callee, depth + 1):
-                            return True
+                    if self._calls_model(call, fn, self_cls):
+                        found = True
+                    elif depth < 3:
+                        found = any(
+                            (target is not fn or cls != self_cls) and self._runs_model(target, depth + 1, cls)
+                            for target, cls in self._targets(call, fn, self_cls)
+                        )
+                    if found:
+                        break
+                if found:
+                    break
+            if found:
+                break
+        self._model_runs[key] = found
+        return found
+
+    def _calls_model(self, call: cst.Call, fn: FunctionInfo, self_cls: ProjectClass | None = None) -> bool:
+        """``call`` itself runs a model: a model library's function, a model method by the
+        library's own attribute names (``x.chat.completions.create``, ``x.invoke``), or a
+        model method of an object that is an instance of a model library's class (by the
+        value it is bound to, whatever it is called)."""
+        name = dotted(call.func) or ""
+        last = last_segment(name)
+        qualified = fn.module.imports.qualify(call.func) or ""
+        if _model_library(qualified):
+            return not _is_class_name(last)
+        if last in _LLM_ANY or last in _LLM_ON_RECEIVER and any(
+            _LLM_CLASS.search(part) for part in name.split(".")[:-1]
+        ):
+            return True  # a model's method; a ``client`` alone (an HTTP or Docker client) is none
+        if last in _LLM_ON_RECEIVER or last in _MODEL_STREAMS:
+            root = self._receiver_root(call.func)
+            if root is not None:
+                classes = self.instances(root, fn, self_cls)
+                return bool(classes) and any(isinstance(c, str) and _model_library(c) for c in classes)
         return False
+
+    def _targets(
+        self, call: cst.Call, fn: FunctionInfo, self_cls: ProjectClass | None = None
+    ) -> list[tuple[FunctionInfo, ProjectClass | None]]:
+        """The project functions ``call`` may run, each with the class ``self`` is an instance
+        of inside it: ``self.m()`` runs ``m`` of ``self``'s class (an override when that class
+        is a subclass), ``Cls.m()`` the method ``Cls`` has or inherits, ``obj.m()`` the method of
+        each class ``obj`` may be an instance of (polymorphic dispatch, see :meth:`instances`),
+        anything else what call resolution says."""
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            base = func.value
+            if isinstance(base, cst.Name) and base.value in ("self", "cls"):
+                cls = self_cls or self.hierarchy.owner(fn)
+                if cls is not None:
+                    found = self.hierarchy.method(cls, method)
+                    return [(found, cls)] if found is not None else []
+            else:
+                cls = self.hierarchy.referenced(base, fn.module)
+                if cls is not None:
+                    found = self.hierarchy.method(cls, method)
+                    return [(found, cls)] if found is not None else []
+                classes = self.instances(base, fn, self_cls)
+                if classes:
+                    targets = []
+                    for c in classes:
+                        found = self.hierarchy.method(c, method) if isinstance(c, ProjectClass) else None
+                        if found is not None:
+                            targets.append((found, c))
+                    return targets
+        callee = self.project.resolve(func, fn)
+        return [(callee, None)] if callee is not None else []
+
+    def instances(
+        self, expr: cst.BaseExpression, fn: FunctionInfo, self_cls: ProjectClass | None = None, depth: int = 0
+    ) -> frozenset[ProjectClass | str] | None:
+        """The classes the value of ``expr`` (evaluated in ``fn``) may be an instance of:
+        project classes, and outside classes by qualified name. Followed through local and
+        module bindings, ``self`` attributes, awaits, ``a or b``, and the returns of project
+        factories (``Client.create(kind)`` returning ``OpenAIClient(...)`` or
+        ``AnthropicClient(...)``, ``self._client()``, ``cls(...)``); None when some source is
+        unknown (a parameter, an outside function's result): then nothing is decided by class."""
+        key = (expr, fn, self_cls, depth)
+        if key in self._instances:
+            return self._instances[key]
+        self._instances[key] = None  # cycles
+        found = self._find_instances(expr, fn, self_cls, depth) if depth <= 6 else None
+        self._instances[key] = found
+        return found
+
+    def _find_instances(
+        self, expr: cst.BaseExpression, fn: FunctionInfo, self_cls: ProjectClass | None, depth: int
+    ) -> frozenset[ProjectClass | str] | None:
+        def union(values: Iterable[tuple[cst.BaseExpression, FunctionInfo, ProjectClass | None]]):
+            found: set[ProjectClass | str] = set()
+            for value, where, cls in values:
+                if isinstance(value, cst.Name) and value.value == "None":
+                    continue  # ``Optional[...]``: no instance, no method run
+                inner = self.instances(value, where, cls, depth + 1)
+                if not inner:
+                    return None
+                found |= inner
+            return frozenset(found) or None
+
+        module = fn.module
+        if isinstance(expr, cst.Await):
+            return self.instances(expr.expression, fn, self_cls, depth + 1)
+        if isinstance(expr, cst.IfExp):
+            return union([(expr.body, fn, self_cls), (expr.orelse, fn, self_cls)])
+        if isinstance(expr, cst.BooleanOperation):
+            return union([(expr.left, fn, self_cls), (expr.right, fn, self_cls)])
+        if isinstance(expr, cst.Name):
+            if expr.value in ("self", "cls"):
+                cls = self_cls or self.hierarchy.owner(fn)
+                return frozenset({cls}) if cls is not None else None
+            bound = self._bound_values(expr.value, self.view(fn))
+            return union((v, fn, self_cls) for v in bound) if bound else None
+        if isinstance(expr, cst.Attribute):
+            if isinstance(expr.value, cst.Name) and expr.value.value in ("self", "cls") and fn.class_name:
+                values = self.attribute_values(fn, expr.attr.value)
+                return union((v, owner, self_cls) for v, owner in values) if values else None
+            return None
+        if not isinstance(expr, cst.Call):
+            return None
+        func = expr.func
+        if isinstance(func, cst.Name) and func.value == "cls" and self_cls is not None:
+            return frozenset({self_cls})
+        cls = self.hierarchy.referenced(func, module)
+        if cls is not None:
+            return frozenset({cls})
+        name = dotted(func) or ""
+        if _is_class_name(last_segment(name)) and "()" not in name and "[]" not in name:
+            return frozenset({module.imports.qualify_name(name)})
+        returns: list[tuple[cst.BaseExpression, FunctionInfo, ProjectClass | None]] = []
+        for target, cls in self._targets(expr, fn, self_cls):
+            values = [s.value for s in walk_statements(target.body) if isinstance(s, cst.Return) and s.value]
+            if not values:
+                return None
+            returns += [(v, target, cls) for v in values]
+        return union(returns) if returns else None
+
+    # -- instructions handed on -----------------------------------------------------------
+
+    def forwards(self, fn: FunctionInfo) -> tuple[_Forward, ...]:
+        """The parameters ``fn`` hands, unchanged, to a model call whose answer it returns
+        (see :class:`_Forward`): directly, or through the project functions it calls with
+        that parameter (bounded). Computed once per function."""
+        found = self._forwards.get(fn)
+        if found is not None:
+            return found
+        self._forwards[fn] = ()  # cycles
+        if fn.is_module:
+            return ()
+        found = self._forwards[fn] = tuple(self._find_forwards(fn))
+        return found
+
+    def _find_forwards(self, fn: FunctionInfo) -> Iterator[_Forward]:
+        view = self.view(fn)
+        params = {p for p in fn.params if p not in ("self", "cls") and p not in view.assigned}
+        if not params:
+            return
+        path = fn.module.path
+        for call in _returned_calls(fn, view):
+            handed = sorted({p for a in call.args for p in _handed(a.value, params)})
+            if not handed:
+                continue
+            if self._calls_model(call, fn) or self._object_runs_model(call, fn):
+                yield from (_Forward(p, None, None, call, path) for p in handed)
+                continue
+            func = call.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in params:
+                receiver = func.value.value
+                yield from (_Forward(p, receiver, func.attr.value, call, path) for p in handed if p != receiver)
+                continue
+            for callee, _ in self._targets(call, fn):
+                if callee is fn:
+                    continue
+                bound = _arguments(call, callee)
+                for inner in self.forwards(callee):
+                    arg = bound.get(inner.param)
+                    if not (isinstance(arg, cst.Name) and arg.value in params):
+                        continue
+                    if inner.receiver is None:
+                        yield _Forward(arg.value, None, None, inner.call, inner.path)
+                        continue
+                    receiver = bound.get(inner.receiver)
+                    if isinstance(receiver, cst.Name) and receiver.value in params:
+                        yield _Forward(arg.value, receiver.value, inner.method, inner.call, inner.path)
+                    elif receiver is not None and self._instance_runs(receiver, fn, inner.method):
+                        yield _Forward(arg.value, None, None, inner.call, inner.path)
+
+    def _object_runs_model(self, call: cst.Call, fn: FunctionInfo) -> bool:
+        """``obj.m(...)`` on an object whose class (known from the value ``obj`` is bound to,
+        never from ``self``) has a method ``m`` that reaches a model (polymorphic dispatch)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or (
+            isinstance(func.value, cst.Name) and func.value.value in ("self", "cls")
+        ):
+            return False
+        return self._instance_runs(func.value, fn, func.attr.value)
+
+    def _instance_runs(self, expr: cst.BaseExpression, fn: FunctionInfo, method: str | None) -> bool:
+        """The value of ``expr`` is an instance of a class whose ``method`` runs a model."""
+        classes = self.instances(expr, fn)
+        if not classes or method is None:
+            return False
+        for cls in classes:
+            if isinstance(cls, str):
+                if _model_library(cls):
+                    return True
+            else:
+                found = self.hierarchy.method(cls, method)
+                if found is not None and self._runs_model(found, 0, cls):
+                    return True
+        return False
+
+    def _forwarded_instruction(self, call: cst.Call, view: _Fn) -> Step | None:
+        """A project function called with a summarization instruction in an argument it
+        hands, unchanged, to a model call whose answer it returns: the call is a summarizer.
+        The evidence step (the model call) when it is, else None."""
+        for callee, _ in self._targets(call, view.fn):
+            if callee is view.fn:
+                continue
+            forwards = self.forwards(callee)
+            if not forwards:
+                continue
+            bound = _arguments(call, callee)
+            for forward in forwards:
+                arg = bound.get(forward.param)
+                if arg is None or not self._instruction(arg, view):
+                    continue
+                if forward.receiver is not None:
+                    receiver = bound.get(forward.receiver)
+                    if receiver is None or not self._instance_runs(receiver, view.fn, forward.method):
+                        continue
+                return Step(forward.path, forward.call,
+                            f"`{callee.name}()` hands the instruction (`{forward.param}`), unchanged, to this "
+                            "model call and returns its answer")
+        return None
 
     @staticmethod
     def _llm_call(func: cst.BaseExpression, name: str, last: str, qualified: str) -> bool:
@@ -1569,6 +1815,77 @@ class _Analysis:
             if any(_is_checkpoint_word(w) for w in words):
                 return True
         return False
+
+
+@dataclass(frozen=True, eq=False)
+class _Forward:
+    """A function hands its parameter ``param``, unchanged, to the model call ``call`` (in the
+    module at ``path``) whose answer it returns. With ``receiver``, that call is
+    ``<receiver>.<method>(...)`` on another of its parameters: a model call only when the value
+    its caller passes for ``receiver`` is an instance whose ``method`` runs a model."""
+
+    param: str
+    receiver: str | None
+    method: str | None
+    call: cst.Call
+    path: str
+
+
+def _model_library(qualified: str) -> bool:
+    """``qualified`` names something of a model library (``openai.OpenAI``, ``anthropic...``)."""
+    return any(qualified == m or qualified.startswith(m + ".") for m in _LLM_MODULES)
+
+
+def _returned_calls(fn: FunctionInfo, view: _Fn) -> list[cst.Call]:
+    """The calls whose result reaches a ``return`` of ``fn``, through local bindings."""
+    pending: list[cst.CSTNode] = [
+        stmt.value for stmt in walk_statements(fn.body) if isinstance(stmt, cst.Return) and stmt.value is not None
+    ]
+    names: set[str] = set()
+    calls: list[cst.Call] = []
+    seen: set[int] = set()
+    while pending:
+        expr = pending.pop()
+        for call in calls_in(expr):
+            if id(call) not in seen:
+                seen.add(id(call))
+                calls.append(call)
+        for name in _names(expr) - names:
+            names.add(name)
+            pending.extend(view.assigned.get(name, ()))
+    return calls
+
+
+def _handed(expr: cst.BaseExpression, params: set[str]) -> set[str]:
+    """The parameters an argument hands on as they are: the parameter itself, a field or
+    item of it (``payload["messages"]``), or an element of a literal list, tuple or dict
+    built around it. Not through a call: what a call returns is not the parameter."""
+    if isinstance(expr, cst.Name):
+        return {expr.value} & params
+    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        return _handed(expr.value, params)
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+        return {p for e in expr.elements for p in _handed(e.value, params)}
+    if isinstance(expr, cst.Dict):
+        return {p for e in expr.elements for p in _handed(e.value, params)}
+    return set()
+
+
+def _arguments(call: cst.Call, callee: FunctionInfo) -> dict[str, cst.BaseExpression]:
+    """The argument each parameter of ``callee`` receives at ``call`` (``*``/``**`` splats skipped)."""
+    positional = [p for p in callee.params if p not in ("self", "cls")]
+    bound: dict[str, cst.BaseExpression] = {}
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            continue
+        if arg.keyword is not None:
+            bound[arg.keyword.value] = arg.value
+        else:
+            if index < len(positional):
+                bound[positional[index]] = arg.value
+            index += 1
+    return bound
 
 
 def _discarded(call: cst.Call, stmt: Stmt) -> bool:
