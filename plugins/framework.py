@@ -72,13 +72,19 @@ class FrameworkModel:
     #: Calls that make a tool object of a function (``StructuredTool.from_function(f)``);
     #: the vocabulary's tool decorators do too when called (``tool(f)``).
     tool_factories: tuple[str, ...] = ()
+    #: Classes (and the calls that build one, ``View.from_events``) whose instances hold
+    #: the events a compaction folds *with each earlier compaction's summary put back
+    #: among them*: OpenHands' ``View`` re-inserts every ``Condensation``'s ``summary`` at
+    #: its ``summary_offset``. Such a value carries an earlier summary (SG303), whatever
+    #: it is called; a history type that only drops events is not listed.
+    summary_views: tuple[str, ...] = ()
     #: Words that make the text pre-filter keep a file for this framework.
     words: tuple[str, ...] = ()
 
     @property
     def packages(self) -> tuple[str, ...]:
         """The top-level packages the model's qualified names live in (``langgraph``)."""
-        names = [*self.graph_builders, *self.graph_factories, *self.resume_input_types]
+        names = [*self.graph_builders, *self.graph_factories, *self.resume_input_types, *self.summary_views]
         names += [n for entries in self.vocabulary.values() for n in entries]
         return tuple(sorted({n.partition(".")[0] for n in names if "." in n and not n.startswith("*")}))
 

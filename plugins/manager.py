@@ -51,6 +51,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "summaryguard.plugins.openai_agents.plugin",
     "summaryguard.plugins.crewai.plugin",
     "summaryguard.plugins.smolagents.plugin",
+    "summaryguard.plugins.openhands.plugin",
     "summaryguard.plugins.observe_logging",
 )
 

@@ -1430,6 +1430,11 @@ class _Analysis:
         channels = self.channels(fn)
         found: str | None = None
         for n in iter_exprs(expr):
+            held = self.summary_view(n, view)
+            if held:
+                steps.append(Step(path, n, f"`{_code(n)}` is a summary view (`{held}`): the framework puts each "
+                                           "earlier compaction's summary back among its events"))
+                return "state"
             if isinstance(n, cst.Attribute):
                 attr = n.attr.value
                 base = n.value
@@ -1500,6 +1505,16 @@ class _Analysis:
                                     return "state"
                             scope = scope.parent
         return found
+
+    def summary_view(self, node: cst.CSTNode, view: _Fn) -> str | None:
+        """The class of ``node`` when it is a framework's summary view (a model's
+        ``summary_views``: its events hold every earlier summary, re-inserted by the
+        framework), by its type: a parameter's annotation, a constructor or factory it is
+        bound to, or the call itself. None otherwise."""
+        if not isinstance(node, (cst.Name, cst.Attribute, cst.Call)):
+            return None
+        qualified = self.type_of(node, view)
+        return qualified if self.vocab.is_summary_view(qualified) else None
 
     def recompactions(self, fn: FunctionInfo) -> list[tuple[cst.Call, str, tuple[Step, ...], frozenset[str]]]:
         """Summarizer calls of ``fn`` fed an earlier summary: (call, origin, evidence,

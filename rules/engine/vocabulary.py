@@ -125,6 +125,7 @@ class Vocabulary:
     _matchers: dict[str, NameMatcher] = field(default_factory=dict, repr=False, compare=False)
     _tool_run_methods: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     _tool_factories: NameMatcher = field(default_factory=lambda: NameMatcher(()), repr=False, compare=False)
+    _summary_views: NameMatcher = field(default_factory=lambda: NameMatcher(()), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for category in CATEGORIES:
@@ -133,6 +134,7 @@ class Vocabulary:
         run_methods = frozenset(n for m in self.frameworks for n in m.tool_run_methods)
         object.__setattr__(self, "_tool_run_methods", run_methods)
         object.__setattr__(self, "_tool_factories", NameMatcher(n for m in self.frameworks for n in m.tool_factories))
+        object.__setattr__(self, "_summary_views", NameMatcher(n for m in self.frameworks for n in m.summary_views))
 
     @classmethod
     def build(
@@ -181,6 +183,11 @@ class Vocabulary:
     def is_tool_factory(self, qualified_name: str) -> bool:
         """Whether ``qualified_name`` makes a tool object of a function (a model's ``tool_factories``)."""
         return self._tool_factories(qualified_name)
+
+    def is_summary_view(self, qualified_name: str | None) -> bool:
+        """Whether ``qualified_name`` is a class (or builds one) whose instances hold earlier
+        summaries among their events (a model's ``summary_views``)."""
+        return self._summary_views(qualified_name)
 
     def matches(self, category: str, qualified_name: str | None) -> bool:
         """Whether ``qualified_name`` is in ``category`` (exact name or pattern)."""
