@@ -39,7 +39,7 @@ time, after the function summaries are solved.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -126,6 +126,10 @@ _TEXT_FNS = frozenset({"str", "dedent", "textwrap.dedent", "json.dumps", "repr"}
 _PUT_METHODS = frozenset({"append", "extend", "insert", "appendleft", "add", "update", "setdefault"})
 #: A role that marks a chat message as the summary itself (letta's ``MessageRole.summary``).
 _SUMMARY_ROLE = frozenset({"summary", "SUMMARY", "summarization"})
+#: An outside library's builder of a response body for a client, by the library's own name
+#: (``JSONResponse``, ``JsonResponse``, ``web.json_response``, ``jsonify``): what goes in is
+#: sent, not kept, so it is no summary record and does not leave as one.
+_RESPONSE_BUILDER = re.compile(r"Response$|^(json_response|jsonify|make_response)$")
 
 _LOCK_PARTS = frozenset({"lock", "rlock", "alock", "locks", "mutex", "sem", "semaphore", "filelock", "flock"})
 _LOCK_TYPES = frozenset(
@@ -262,12 +266,18 @@ def _param_default(fn: FunctionInfo, name: str) -> cst.BaseExpression | None:
     return None
 
 
-def _names(expr: cst.CSTNode) -> set[str]:
-    """The variables an expression reads (not attribute names, not keywords)."""
+def _names(expr: cst.CSTNode, sent: Callable[[cst.Call], bool] | None = None) -> set[str]:
+    """The variables an expression reads (not attribute names, not keywords), leaving out
+    what goes into a call ``sent`` accepts (a response body: sent, not kept)."""
     found: set[str] = set()
     skip: set[int] = set()
     for n in iter_exprs(expr):
-        if isinstance(n, cst.Attribute):
+        if id(n) in skip:
+            skip.update(id(c) for c in children(n))
+            continue
+        if sent is not None and isinstance(n, cst.Call) and sent(n):
+            skip.update(id(a) for a in n.args)
+        elif isinstance(n, cst.Attribute):
             skip.add(id(n.attr))
         elif isinstance(n, cst.Arg) and n.keyword is not None:
             skip.add(id(n.keyword))
@@ -276,12 +286,13 @@ def _names(expr: cst.CSTNode) -> set[str]:
     return found
 
 
-def _uses(body: list[Stmt], view: _Fn) -> None:
+def _uses(body: list[Stmt], view: _Fn, sent: Callable[[cst.Call], bool]) -> None:
     """One walk of a function: names read through the summary protocol, and names
-    whose value leaves the function (returned, yielded, passed on, stored)."""
+    whose value leaves the function (returned, yielded, passed on, stored). What goes
+    into a response body (``sent``) does not leave as a summary."""
     for stmt in walk_statements(body):
         if isinstance(stmt, cst.Return) and stmt.value is not None:
-            view.escapes |= _names(stmt.value)
+            view.escapes |= _names(stmt.value, sent)
         elif isinstance(stmt, (cst.Assign, cst.AnnAssign)) and stmt.value is not None:
             targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
             if any(isinstance(t, (cst.Attribute, cst.Subscript)) for t in targets):
@@ -298,7 +309,7 @@ def _uses(body: list[Stmt], view: _Fn) -> None:
                     view.escapes |= _names(n.value)  # type: ignore[arg-type]
                 elif isinstance(n, cst.Call):
                     last = last_segment(dotted(n.func))
-                    if last not in _LOG_CALLS:
+                    if last not in _LOG_CALLS and not sent(n):
                         for arg in n.args:
                             if isinstance(arg.value, cst.Name):
                                 view.escapes.add(arg.value.value)
@@ -383,7 +394,7 @@ class _Analysis:
                     view.types[name] = imports.qualify(value.func) or ""
         for name, annotation in fn.annotations.items():
             view.types.setdefault(name, imports.qualify_name(annotation))
-        _uses(fn.body, view)
+        _uses(fn.body, view, lambda call: self.response_body(call, view))
         for raw, table in ((False, view.tainted), (True, view.raw)):
             for _ in range(4):  # summarizer output, followed through assignments
                 grown = {
@@ -424,6 +435,28 @@ class _Analysis:
         return ""
 
     # -- summarizers --------------------------------------------------------------------
+
+    def response_body(self, call: cst.Call, view: _Fn) -> bool:
+        """``call`` builds a response body for a client with an outside library's builder
+        (:data:`_RESPONSE_BUILDER`, matched on the library's name as imported, never on a
+        project class or function of that name)."""
+        if isinstance(call.func, cst.Name) and call.func.value in self.classes(view.fn.module):
+            return False
+        qualified = view.fn.module.imports.qualify(call.func)
+        if not qualified or "." not in qualified or self.project.resolve(call.func, view.fn) is not None:
+            return False
+        return bool(_RESPONSE_BUILDER.search(last_segment(qualified))) and not self._project_module(qualified)
+
+    def _project_module(self, qualified: str) -> bool:
+        """Whether ``qualified`` names something in a module of this project."""
+        if self._modules_by_name is None:
+            self._modules_by_name = {m.name: m for m in self.project.modules if getattr(m, "name", None)}
+        module = qualified
+        while "." in module:
+            module = module.rpartition(".")[0]
+            if module in self._modules_by_name:
+                return True
+        return False
 
     def is_compactor(self, expr: cst.BaseExpression, view: _Fn) -> bool:
         return self.type_of(expr, view) in _COMPACTOR
@@ -1177,6 +1210,7 @@ class _Analysis:
                 name = dotted(node.func) or ""
                 if (
                     last_segment(name) in _LOG_CALLS
+                    or self.response_body(node, view)
                     or self.is_summarizer(node, view)
                     or self._llm_call(node.func, name, last_segment(name), imports.qualify(node.func) or "")
                 ):
