@@ -23,6 +23,7 @@ from .errors import (
     UnsafeCheckpointPathError,
     UnsupportedCheckpointError,
 )
+from .handback import in_turn
 from .lock import CompactionLock
 from .model import Checkpoint, DroppedRef, Summary
 from .reconcile import AcceptDivergence, DivergenceRecord, Replay, Resolution
@@ -62,6 +63,7 @@ __all__ = [
     "accept_divergence",
     "check_resume",
     "current_turn",
+    "in_turn",
     "resume_guard",
     "tool_guard",
 ]

@@ -73,8 +73,11 @@ def resume_guard(
 
     The body runs inside a resumed turn (:mod:`summaryguard.guard.turn`),
     and so does the work it hands back: a coroutine, generator, async
-    generator, function, method or partial it returns runs inside the turn
-    when it is awaited, iterated or called. The turn holds the drop manifest
+    generator, function, method or partial it returns, or any object whose
+    type makes it callable, an iterator, awaitable or an async iterator,
+    runs inside the turn when it is awaited, iterated or called (see
+    :mod:`summaryguard.guard.handback`; work inside a container is not
+    looked for: bind it with :func:`~summaryguard.guard.in_turn`). The turn holds the drop manifest
     as it was when the call was admitted. Called inside another turn, the
     resume adds its checkpoint's drops to that turn's and never replaces
     them: the inner turn refuses its own drops and whatever the outer turn
@@ -133,7 +136,8 @@ class _Guarded:
         path, which decides exactly the same way.
 
         Either way, work the body hands back (a coroutine, generator, async
-        generator or function, see :mod:`summaryguard.guard.handback`) runs
+        generator, function or other callable, iterator or awaitable, see
+        :mod:`summaryguard.guard.handback`) runs
         inside the turn when it is awaited, iterated or called; a sync wrapper
         around a coroutine function (a decorator that did not keep it async)
         is one case of this.

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import collections
+import copy
 import dis
 import functools
 import inspect
 import io
+import itertools
 import keyword
+import operator
 import tokenize
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -31,6 +35,7 @@ from summaryguard.guard import (
     SummaryReconciliationError,
     accept_divergence,
     current_turn,
+    in_turn,
     resume_guard,
     tool_guard,
 )
@@ -315,21 +320,418 @@ def test_an_async_generator_is_in_the_turn_only_while_it_runs(clean) -> None:
 
 
 def test_plain_results_and_objects_come_back_as_they_are(clean) -> None:
-    """Only work is wrapped: values, callable instances, classes and asyncio futures are returned untouched."""
-
-    class Callable_:
-        def __call__(self) -> None:
-            pass
-
-    values = [None, 3, "s", [1], {"a": 1}, (1,), Callable_(), Agent, len]
+    """Only work is wrapped: values, plain objects, classes and asyncio futures are returned untouched."""
+    plain_object = SimpleNamespace(run=None)
+    values = [None, 3, "s", [1], {"a": 1}, (1,), plain_object, Agent(), Agent, type]
     for value in values:
         assert resume_guard(deps=no_deps)(lambda checkpoint, value=value: value)(clean) is value
 
     async def main() -> None:
         future = asyncio.get_running_loop().create_future()
         assert resume_guard(deps=no_deps)(lambda checkpoint: future)(clean) is future
+        task = asyncio.ensure_future(asyncio.sleep(0))
+        assert resume_guard(deps=no_deps)(lambda checkpoint: task)(clean) is task
+        await task
 
     asyncio.run(main())
+
+
+# -- B2, continued: work that is an object (SPEC 4.4: every callable, awaitable, iterator) --
+
+
+class CallableAgent:
+    """A callable instance: its ``__call__`` is the agent's next step."""
+
+    label = "agent"
+
+    def __init__(self) -> None:
+        self.steps = 0
+
+    def __call__(self) -> str:
+        self.steps += 1
+        return provision_bucket()
+
+    def run(self) -> str:
+        return provision_bucket()
+
+    @property
+    def fresh(self) -> str:
+        return provision_bucket()
+
+
+class AsyncCallableAgent:
+    async def __call__(self) -> str:
+        return await provision_bucket_async()
+
+
+class ToolIterator:
+    """A lazy iterator that is not a generator: each ``__next__`` calls the tool."""
+
+    def __init__(self, n: int = 1) -> None:
+        self.n = n
+
+    def __iter__(self) -> ToolIterator:
+        return self
+
+    def __next__(self) -> str:
+        if self.n == 0:
+            raise StopIteration
+        self.n -= 1
+        return provision_bucket()
+
+
+class ToolAwaitable:
+    """An awaitable object that is not a coroutine (``__await__`` a generator that yields to the loop once)."""
+
+    def __init__(self) -> None:
+        self.note = "awaitable"
+
+    def __await__(self) -> Any:
+        yield  # a bare yield: the event loop runs other work, then resumes us
+        return provision_bucket()
+
+
+class DelegatingAwaitable:
+    """``__await__`` hands out a coroutine's own iterator (``coro.__await__()``), as many libraries do."""
+
+    def __await__(self) -> Any:
+        return continue_agent(None).__await__()
+
+
+class ToolAsyncIterator:
+    """An async iterator that is not an async generator."""
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def __aiter__(self) -> ToolAsyncIterator:
+        return self
+
+    async def __anext__(self) -> str:
+        if self.done:
+            raise StopAsyncIteration
+        self.done = True
+        return await provision_bucket_async()
+
+
+class Holder:
+    """What a C callable applies to: a method and a property that call the tool."""
+
+    def go(self) -> str:
+        return provision_bucket()
+
+    @property
+    def value(self) -> str:
+        return provision_bucket()
+
+
+async def _await(work: Any) -> Any:
+    return await work
+
+
+async def _anext(work: Any) -> Any:
+    return [item async for item in work]
+
+
+async def _in_a_task(work: Any) -> Any:
+    return await asyncio.ensure_future(work)
+
+
+OBJECT_WORK: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
+    "callable instance": (CallableAgent, lambda work: work()),
+    "async callable instance": (AsyncCallableAgent, lambda work: asyncio.run(work())),
+    "callable instance's method": (CallableAgent, lambda work: work.run()),
+    "callable instance's property": (CallableAgent, lambda work: work.fresh),
+    "operator.methodcaller": (lambda: operator.methodcaller("go"), lambda work: work(Holder())),
+    "operator.attrgetter": (lambda: operator.attrgetter("value"), lambda work: work(Holder())),
+    "functools.lru_cache wrapper": (lambda: functools.lru_cache(maxsize=None)(lambda: provision_bucket()), lambda work: work()),
+    "builtin bound method": (lambda: collections.defaultdict(lambda: provision_bucket()).__getitem__, lambda work: work("k")),
+    "method-wrapper": (lambda: map(lambda _: provision_bucket(), [0]).__next__, lambda work: work()),  # noqa: C417
+    "map object": (lambda: map(lambda _: provision_bucket(), [0]), list),  # noqa: C417 - the map object is the point
+    "filter object": (lambda: filter(lambda _: provision_bucket(), ["bkt-NEW"]), list),
+    "itertools.starmap": (lambda: itertools.starmap(provision_bucket, [()]), lambda work: next(work)),
+    "iter(callable, sentinel)": (lambda: iter(provision_bucket, None), lambda work: next(work)),
+    "custom iterator": (ToolIterator, list),
+    "custom iterator in a for loop": (ToolIterator, lambda work: [item for item in work]),
+    "awaitable object": (ToolAwaitable, lambda work: asyncio.run(_await(work))),
+    "awaitable object in a task": (ToolAwaitable, lambda work: asyncio.run(_in_a_task(work))),
+    "awaitable delegating to a coroutine": (DelegatingAwaitable, lambda work: asyncio.run(_await(work))),
+    "async iterator": (ToolAsyncIterator, lambda work: asyncio.run(_anext(work))),
+    "iterator of coroutines": (lambda: iter([continue_agent(None)]), lambda work: asyncio.run(next(work))),
+}
+
+
+@pytest.mark.parametrize("sync", [True, False], ids=["sync-resume", "async-resume"])
+@pytest.mark.parametrize("name", list(OBJECT_WORK))
+def test_an_object_that_is_work_runs_in_the_turn(name, sync, dropped, clean) -> None:
+    make, run = OBJECT_WORK[name]
+    if sync:
+        resume = resume_guard(deps=no_deps)(lambda checkpoint: make())
+
+        def handed(checkpoint: Any) -> Any:
+            return resume(checkpoint)
+
+    else:
+
+        @resume_guard(deps=no_deps)
+        async def aresume(checkpoint: Any) -> Any:
+            return make()
+
+        def handed(checkpoint: Any) -> Any:
+            return asyncio.run(aresume(checkpoint))
+
+    refused(lambda: run(handed(dropped)))
+    assert RAN == []
+    assert current_turn() is None
+    result = run(handed(clean))
+    assert result in ("bkt-NEW", ["bkt-NEW"])
+    assert RAN and current_turn() is None
+
+
+def test_a_proxy_keeps_the_object_usable(dropped, clean) -> None:
+    """What the caller sees: isinstance, attributes (read, written, deleted), ==, hash, repr, callable()."""
+    agent = CallableAgent()
+    work = resume_guard(deps=no_deps)(lambda checkpoint: agent)(clean)
+    assert isinstance(work, CallableAgent) and work.__class__ is CallableAgent
+    assert type(work) is not CallableAgent  # the trade-off (README): exact-type checks see the proxy
+    assert work.__wrapped__ is agent
+    assert work == agent and hash(work) == hash(agent) and repr(work) == repr(agent) and str(work) == str(agent)
+    assert callable(work) and work.label == "agent"
+    assert work() == "bkt-NEW" and work.steps == 1 == agent.steps
+    work.extra = 5
+    assert agent.extra == 5
+    del work.extra
+    assert not hasattr(agent, "extra")
+    assert inspect.signature(work) == inspect.signature(agent)
+    # An iterator stays an iterator (iter() of it is itself), and not callable unless the object is.
+    iterator = resume_guard(deps=no_deps)(lambda checkpoint: ToolIterator(2))(clean)
+    assert iter(iterator) is iterator and not callable(iterator)
+    assert list(iterator) == ["bkt-NEW", "bkt-NEW"]
+    # An awaitable keeps its attributes; an async iterator works in ``async for``.
+    awaitable = resume_guard(deps=no_deps)(lambda checkpoint: ToolAwaitable())(clean)
+    assert awaitable.note == "awaitable" and inspect.isawaitable(awaitable)
+    assert asyncio.run(_await(awaitable)) == "bkt-NEW"
+    # Protocols the object lacks fail as they do on it.
+    with pytest.raises(TypeError):
+        len(work)
+    with pytest.raises(TypeError):
+        next(work)
+
+
+class Session:
+    """A callable that is also a context manager, has a length, and composes with ``|`` (as runnables do)."""
+
+    def __init__(self, items: list[str]) -> None:
+        self.items = items
+        self.entered = False
+
+    def __call__(self) -> str:
+        return provision_bucket()
+
+    def __enter__(self) -> Session:  # noqa: PYI034
+        self.entered = current_turn() is not None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> str:
+        return self.items[i]
+
+    def __or__(self, other: Any) -> Session:
+        return Session([*self.items, *(other.items if isinstance(other, Session) else [other])])
+
+
+def test_a_proxy_forwards_the_protocols_the_object_has(clean, dropped) -> None:
+    session = resume_guard(deps=no_deps)(lambda checkpoint: Session(["a", "b"]))(clean)
+    with session as entered:
+        assert entered is session  # the object itself comes back as the proxy
+    assert session.__wrapped__.entered  # __enter__ ran inside the turn
+    assert len(session) == 2 and session[1] == "b" and list(session) == ["a", "b"]
+    both = session | session
+    assert isinstance(both, Session) and both.items == ["a", "b", "a", "b"]
+    assert copy.copy(session).items == ["a", "b"]
+    elsewhere = resume_guard(deps=no_deps)(lambda checkpoint: Session(["c"]))(dropped)
+    refused(elsewhere)
+    refused(elsewhere | session)  # what comes out of an operator is handed back too
+    assert RAN == []
+
+
+def test_a_proxy_is_in_the_turn_only_while_each_operation_runs(clean) -> None:
+    seen: list[bool] = []
+
+    class Peek:
+        def __iter__(self) -> Peek:
+            return self
+
+        def __next__(self) -> bool:
+            seen.append(current_turn() is not None)
+            if len(seen) > 2:
+                raise StopIteration
+            return True
+
+    for _ in resume_guard(deps=no_deps)(lambda checkpoint: Peek())(clean):
+        assert current_turn() is None  # the consumer holds an item outside the turn
+    assert seen == [True, True, True]
+
+
+def test_work_of_a_resume_run_inside_another_turn_through_a_proxy_refuses_both(make_checkpoint) -> None:
+    bucket_dropped = make_checkpoint("native", manifest=BUCKET)
+    token_dropped = make_checkpoint("native", manifest=[("token", "tok-1", "fetch_token")])
+
+    class Run:
+        def __call__(self, tool: Callable[[], str]) -> str:
+            return tool()
+
+    later = resume_guard(deps=no_deps)(lambda checkpoint: Run())(bucket_dropped)
+    again = resume_guard(deps=no_deps)(lambda checkpoint: later)(token_dropped)  # a proxy handed back by another turn
+    refused(lambda: again(provision_bucket))
+    refused(lambda: again(fetch_token))
+    assert later(fetch_token) == "tok-NEW"
+
+
+def test_in_turn_binds_work_inside_a_container(dropped, clean) -> None:
+    """Work inside a container is not looked for (README); ``in_turn`` binds each piece to the turn."""
+
+    @resume_guard(deps=no_deps)
+    def unbound(checkpoint: Any) -> list[Any]:
+        return [continue_agent(checkpoint)]
+
+    @resume_guard(deps=no_deps)
+    def bound(checkpoint: Any) -> dict[str, Any]:
+        return {"a": in_turn(continue_agent(checkpoint)), "b": in_turn(CallableAgent()), "n": in_turn(3)}
+
+    async def gather(coroutines: Any) -> list[Any]:
+        return await asyncio.gather(*coroutines)
+
+    assert asyncio.run(gather(unbound(dropped))) == ["bkt-NEW"]  # the documented limit
+    RAN.clear()
+    work = bound(dropped)
+    refused(lambda: asyncio.run(gather([work["a"]])))
+    refused(work["b"])
+    assert work["n"] == 3 and RAN == []
+    work = bound(clean)
+    assert asyncio.run(gather([work["a"]])) == ["bkt-NEW"] and work["b"]() == "bkt-NEW"
+    with pytest.raises(RuntimeError, match="call it in the body of a resume_guard-ed resume"):
+        in_turn(CallableAgent())
+
+
+# Layers of work for the property test: each makes an object whose own work calls ``inner()``
+# (the next layer's maker, or the tool), and says how a caller drives it to what it produces.
+
+
+async def _drive_call(work: Any) -> Any:
+    return work()
+
+
+async def _drive_next(work: Any) -> Any:
+    return next(work)
+
+
+async def _drive_await(work: Any) -> Any:
+    return await work
+
+
+async def _drive_anext(work: Any) -> Any:
+    return await anext(work)
+
+
+class _Layer:
+    def __init__(self, inner: Callable[[], Any]) -> None:
+        self.inner = inner
+
+
+class _Call(_Layer):
+    def __call__(self) -> Any:
+        return self.inner()
+
+
+class _Next(_Layer):
+    def __iter__(self) -> _Next:
+        return self
+
+    def __next__(self) -> Any:
+        return self.inner()
+
+
+class _Await(_Layer):
+    def __await__(self) -> Any:
+        yield
+        return self.inner()
+
+
+class _ANext(_Layer):
+    def __aiter__(self) -> _ANext:
+        return self
+
+    async def __anext__(self) -> Any:
+        await asyncio.sleep(0)
+        return self.inner()
+
+
+def _closure(inner: Callable[[], Any]) -> Any:
+    return lambda: inner()
+
+
+async def _coroutine(inner: Callable[[], Any]) -> Any:
+    await asyncio.sleep(0)
+    return inner()
+
+
+async def _agen(inner: Callable[[], Any]) -> Any:
+    yield inner()
+
+
+LAYERS: dict[str, tuple[Callable[[Callable[[], Any]], Any], Callable[[Any], Any]]] = {
+    "callable instance": (_Call, _drive_call),
+    "function": (_closure, _drive_call),
+    "methodcaller": (lambda inner: functools.partial(operator.methodcaller("__call__"), _Call(inner)), _drive_call),
+    "lru_cache": (lambda inner: functools.lru_cache(maxsize=None)(lambda: inner()), _drive_call),
+    "map": (lambda inner: map(lambda _: inner(), [0]), _drive_next),  # noqa: C417 - a map object, not a generator
+    "iterator": (_Next, _drive_next),
+    "generator": (lambda inner: (inner() for _ in [0]), _drive_next),
+    "awaitable": (_Await, _drive_await),
+    "coroutine": (_coroutine, _drive_await),
+    "async iterator": (_ANext, _drive_anext),
+    "async generator": (_agen, _drive_anext),
+}
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(layers=st.lists(st.sampled_from(sorted(LAYERS)), min_size=1, max_size=4), sync=st.booleans())
+def test_any_nesting_of_work_runs_in_the_turn(layers, sync, dropped, clean) -> None:
+    """Work that hands back work, to any depth and in any order of kinds: the tool at the bottom is refused."""
+
+    def build(depth: int) -> Any:
+        if depth == len(layers):
+            return provision_bucket()
+        make, _ = LAYERS[layers[depth]]
+        return make(lambda: build(depth + 1))
+
+    if sync:
+        resume = resume_guard(deps=no_deps)(lambda checkpoint: build(0))
+    else:
+
+        @resume_guard(deps=no_deps)
+        async def resume(checkpoint: Any) -> Any:
+            return build(0)
+
+    async def main(checkpoint: Any) -> Any:
+        work = resume(checkpoint)
+        if not sync:
+            work = await work
+        for name in layers:
+            work = await LAYERS[name][1](work)
+        assert current_turn() is None
+        return work
+
+    RAN.clear()
+    refused(lambda: asyncio.run(main(dropped)))
+    assert RAN == []
+    assert asyncio.run(main(clean)) == "bkt-NEW"
 
 
 def test_work_of_one_turn_run_inside_another_refuses_both_turns_drops(make_checkpoint, clean) -> None:
