@@ -38,11 +38,16 @@ _SUMMARY_TEXT = re.compile(r"summar(?!ywriter|y_writer)", re.IGNORECASE)
 
 @dataclass(eq=False)
 class FunctionInfo:
-    """One function (or a module's top-level code, ``name == "<module>"``)."""
+    """One function (or a module's top-level code, ``name == "<module>"``).
+
+    A lambda bound to a name (``resume = lambda cp: agent.resume(cp.summary)``) is
+    a function like a ``def`` of that name: calling the name calls it. Its body is
+    one ``return`` of the lambda's expression, made once (the ``return`` is not in
+    the tree; everything it holds is)."""
 
     qualname: str
     name: str
-    node: cst.FunctionDef | cst.Module
+    node: cst.FunctionDef | cst.Lambda | cst.Module
     module: ModuleInfo
     class_name: str | None = None
     parent: FunctionInfo | None = None
@@ -56,10 +61,16 @@ class FunctionInfo:
     #: its first parameter is the graph state a resume restores, summary included.
     #: The value is the evidence: where the graph's summarizer is built.
     resumes_state: Step | None = None
+    _lambda_body: list[Stmt] | None = field(default=None, repr=False)
 
     @property
     def body(self) -> list[Stmt]:
-        return statements(self.node.body if isinstance(self.node, cst.FunctionDef) else self.node)
+        node = self.node
+        if isinstance(node, cst.Lambda):
+            if self._lambda_body is None:
+                self._lambda_body = [cst.Return(value=node.body)]
+            return self._lambda_body
+        return statements(node.body if isinstance(node, cst.FunctionDef) else node)
 
     @property
     def is_module(self) -> bool:
@@ -94,6 +105,20 @@ class ModuleInfo:
         name = self.name
         suffix = "." + dotted_name
         return name == dotted_name or name.endswith(suffix) or self.location.endswith(suffix)
+
+
+def _named_lambda(stmt: Stmt) -> tuple[str, cst.Lambda] | None:
+    """``name = lambda ...`` / ``name: T = lambda ...``: the name and the lambda
+    (the same test as :func:`.relevance.scan`'s, on the stdlib tree)."""
+    if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+        target, value = stmt.targets[0].target, stmt.value
+    elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+        target, value = stmt.target, stmt.value
+    else:
+        return None
+    if isinstance(target, cst.Name) and isinstance(value, cst.Lambda):
+        return target.value, value
+    return None
 
 
 class Project:
@@ -139,13 +164,21 @@ class Project:
                 module.imports.add(stmt)
             elif isinstance(stmt, cst.FunctionDef):
                 self._add_function(module, stmt, owner, class_name, prefix)
+            elif (named := _named_lambda(stmt)) is not None:
+                self._add_function(module, named[1], owner, class_name, prefix, named[0])
             elif isinstance(stmt, cst.ClassDef):
                 self._collect(module, statements(stmt.body), owner, stmt.name.value, f"{prefix}.{stmt.name.value}")
 
     def _add_function(
-        self, module: ModuleInfo, node: cst.FunctionDef, owner: FunctionInfo, class_name: str | None, prefix: str
+        self,
+        module: ModuleInfo,
+        node: cst.FunctionDef | cst.Lambda,
+        owner: FunctionInfo,
+        class_name: str | None,
+        prefix: str,
+        bound_to: str | None = None,
     ) -> None:
-        name = node.name.value
+        name = node.name.value if isinstance(node, cst.FunctionDef) else bound_to or "<lambda>"
         nested_owner = owner if not owner.is_module else None
         fn = FunctionInfo(f"{prefix}.{name}", name, node, module, class_name=class_name, parent=nested_owner)
         params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
@@ -156,7 +189,8 @@ class Project:
         fn.annotations = {
             p.name.value: dotted(p.annotation.annotation) or "" for p in params if p.annotation is not None
         }
-        fn.decorators = tuple(self._decorator_name(module, d) for d in node.decorators)
+        if isinstance(node, cst.FunctionDef):
+            fn.decorators = tuple(self._decorator_name(module, d) for d in node.decorators)
         module.functions.append(fn)
         if class_name is not None and nested_owner is None:
             module.classes.setdefault(class_name, {})[name] = fn
@@ -164,7 +198,8 @@ class Project:
             nested_owner.nested[name] = fn
         else:
             module.toplevel[name] = fn
-        self._collect(module, statements(node.body), fn, None, f"{prefix}.{name}.<locals>")
+        if isinstance(node, cst.FunctionDef):
+            self._collect(module, statements(node.body), fn, None, f"{prefix}.{name}.<locals>")
 
     @staticmethod
     def _decorator_name(module: ModuleInfo, decorator: cst.Decorator) -> str:

@@ -6,6 +6,10 @@ gives the file's depth (too-deep files are refused; an ``elif`` chain counts
 as flat, since the engine walks it iteratively), its code words (for the
 code-word gate) and, per function, the words it uses and the names it calls.
 
+A lambda bound to a name (``resume = lambda cp: ...``) is a function of that
+name, as :class:`~.project.Project` indexes it; its words also stay its
+owner's, as they were before it was a function of its own.
+
 A function is analyzed only when its own words show evidence (a resume,
 summary, checkpoint, tool or reconciliation word), or when it calls, by name,
 a function that is analyzed (so a caller of a user resume function or of a
@@ -71,6 +75,7 @@ def scan(tree: ast.Module, module_name: str) -> FileScan:
     top = functions.setdefault(f"{module_name}.<module>", FunctionWords())
     # (node, depth, owning function's words, qualified-name prefix for defs below)
     stack: list[tuple[ast.AST, int, FunctionWords, str]] = [(tree, 0, top, module_name)]
+    lambdas: list[tuple[FunctionWords, FunctionWords]] = []  # (owner, the lambda's own words)
     while stack:
         node, depth, owner, prefix = stack.pop()
         if depth > deepest:
@@ -104,6 +109,14 @@ def scan(tree: ast.Module, module_name: str) -> FileScan:
         elif isinstance(node, ast.ClassDef):
             child_prefix = f"{prefix}.{node.name}"
             children = ast.iter_child_nodes(node)
+        elif (named := _named_lambda(node)) is not None:
+            target, function = named
+            qualname = f"{prefix}.{target.id}"
+            words_of = functions.setdefault(qualname, FunctionWords())
+            lambdas.append((owner, words_of))
+            stack.append((target, depth + 1, owner, prefix))
+            stack.extend((c, depth + 2, words_of, f"{qualname}.<locals>") for c in (function.args, function.body))
+            children = [c for c in ast.iter_child_nodes(node) if c is not target and c is not function]
         elif _is_elif(node):
             # an ``elif`` is the ``orelse`` of the ``if`` before it, but a chain of
             # them is flat code (and the engine walks it iteratively): same depth
@@ -113,7 +126,23 @@ def scan(tree: ast.Module, module_name: str) -> FileScan:
         else:
             children = ast.iter_child_nodes(node)
         stack.extend((child, depth + 1, child_owner, child_prefix) for child in children)
+    for owner, own in lambdas:
+        owner.words |= own.words
+        owner.calls |= own.calls
     return FileScan(deepest, "\n".join(words), functions)
+
+
+def _named_lambda(node: ast.AST) -> tuple[ast.Name, ast.Lambda] | None:
+    """``name = lambda ...`` / ``name: T = lambda ...`` (as :class:`~.project.Project` indexes it)."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target, value = node.targets[0], node.value
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        target, value = node.target, node.value
+    else:
+        return None
+    if isinstance(target, ast.Name) and isinstance(value, ast.Lambda):
+        return target, value
+    return None
 
 
 def _is_elif(node: ast.AST) -> bool:
