@@ -529,8 +529,9 @@ class Evidence(Context):
 
     def is_tool_call(self, call: cst.Call) -> bool:
         """A call that obtains a fact from the outside world: a :meth:`known_tool`, or
-        one :meth:`named_like_tool` (that vote alone is weak: SG201 takes it only
-        where the state is resumed for certain)."""
+        one :meth:`named_like_tool`. The name vote still counts here for the
+        re-run search before a pause and a broad handler's "re-derives" detail;
+        SG201 takes :meth:`known_tool` only (SPEC §3.1.1: never a tool by its name)."""
         return self.known_tool(call) or self.named_like_tool(call)
 
     def known_tool(self, call: cst.Call) -> bool:
