@@ -344,6 +344,9 @@ class _Analysis:
         self._summarizer: dict[cst.Call, bool] = {}
         self._passes: dict[FunctionInfo, frozenset[str]] = {}
         self._instr: dict[tuple[int, str], bool] = {}
+        #: :meth:`_instruction` questions being answered, and whether an answer was cut short.
+        self._instr_active: set[tuple[int, str]] = set()
+        self._instr_cut = False
         self._recorded: dict[FunctionInfo, bool] = {}
         self._dispatching: dict[FunctionInfo, frozenset[str]] = {}
         self._channels: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
@@ -614,15 +617,23 @@ class _Analysis:
         self._model_runs[key] = found
         return found
 
-    def _calls_model(self, call: cst.Call, fn: FunctionInfo, self_cls: ProjectClass | None = None) -> bool:
+    def _calls_model(
+        self, call: cst.Call, fn: FunctionInfo, self_cls: ProjectClass | None = None, strict: bool = False
+    ) -> bool:
         """``call`` itself runs a model: a model library's function, a model method by the
         library's own attribute names (``x.chat.completions.create``, ``x.invoke``), or a
         model method of an object that is an instance of a model library's class (by the
-        value it is bound to, whatever it is called)."""
+        value it is bound to, whatever it is called). ``strict``: a model library's function
+        only when it is one of the model-running verbs (``litellm.completion``, not
+        ``trim_messages``), and never a prompt template's ``invoke`` (it only renders text)."""
         name = dotted(call.func) or ""
         last = last_segment(name)
         qualified = fn.module.imports.qualify(call.func) or ""
+        if strict and self._prompt_receiver(call.func, self.view(fn)):
+            return False
         if _model_library(qualified):
+            if strict and last not in _LLM_ANY and last not in _LLM_ON_RECEIVER and last not in _MODEL_STREAMS:
+                return False
             return not _is_class_name(last)
         if last in _LLM_ANY or last in _LLM_ON_RECEIVER and any(
             _LLM_CLASS.search(part) for part in name.split(".")[:-1]
@@ -632,7 +643,7 @@ class _Analysis:
             root = self._receiver_root(call.func)
             if root is not None:
                 classes = self.instances(root, fn, self_cls)
-                return bool(classes) and any(isinstance(c, str) and _model_library(c) for c in classes)
+                return bool(classes) and any(isinstance(c, str) and _model_class(c) for c in classes)
         return False
 
     def _targets(
@@ -761,7 +772,7 @@ class _Analysis:
             handed = sorted({p for a in call.args for p in _handed(a.value, params)})
             if not handed:
                 continue
-            if self._calls_model(call, fn) or self._object_runs_model(call, fn):
+            if self._calls_model(call, fn, strict=True) or self._object_runs_model(call, fn):
                 yield from (_Forward(p, None, None, call, path) for p in handed)
                 continue
             func = call.func
@@ -803,7 +814,7 @@ class _Analysis:
             return False
         for cls in classes:
             if isinstance(cls, str):
-                if _model_library(cls):
+                if _model_class(cls):
                     return True
             else:
                 found = self.hierarchy.method(cls, method)
@@ -870,8 +881,21 @@ class _Analysis:
         known = self._instr.get(key)
         if known is not None:
             return known
-        self._instr[key] = False  # cycles
-        found = self._instr[key] = self._find_instruction(expr, view, depth)
+        if key in self._instr_active:
+            self._instr_cut = True  # a cycle: no answer here, and none to remember above
+            return False
+        self._instr_active.add(key)
+        outer_cut, self._instr_cut = self._instr_cut, False
+        try:
+            found = self._find_instruction(expr, view, depth)
+        finally:
+            self._instr_active.discard(key)
+        if found or not self._instr_cut:
+            # A "no" reached through a cycle or the depth bound depends on where the
+            # question was first asked: it is not remembered, so the answer never
+            # depends on the order calls are judged in (nor on the other files of a run).
+            self._instr[key] = found
+        self._instr_cut = outer_cut or self._instr_cut
         return found
 
     def _find_instruction(self, expr: cst.CSTNode, view: _Fn, depth: int) -> bool:
@@ -880,6 +904,7 @@ class _Analysis:
         ):
             return True
         if depth >= 5:
+            self._instr_cut = True
             return False
         for value, where in self._sources(expr, view):
             if value is not expr and self._instruction(value, where, depth + 1):
@@ -1883,6 +1908,12 @@ class _Forward:
 def _model_library(qualified: str) -> bool:
     """``qualified`` names something of a model library (``openai.OpenAI``, ``anthropic...``)."""
     return any(qualified == m or qualified.startswith(m + ".") for m in _LLM_MODULES)
+
+
+def _model_class(qualified: str) -> bool:
+    """A model library's class whose instances run a model: not its prompt templates
+    (``ChatPromptTemplate.invoke`` renders text)."""
+    return _model_library(qualified) and not _PROMPT_TYPE.search(last_segment(qualified))
 
 
 def _returned_calls(fn: FunctionInfo, view: _Fn) -> list[cst.Call]:
