@@ -110,6 +110,7 @@ class CheckpointStore:
     ) -> None:
         self.folder = Path(folder)
         self._dir = os.fspath(self.folder)  # the hot path joins strings, not Paths
+        self._prefix = os.path.join(self._dir, "")  # the folder with its separator: prefix + name is the path
         self._seal: Seal = seal_for(key)
         if not self.folder.is_dir():
             try:
@@ -155,8 +156,11 @@ class CheckpointStore:
         if not isinstance(checkpoint, Checkpoint):
             raise TypeError(f"CheckpointStore.save() takes a summaryguard Checkpoint, got {type(checkpoint).__name__}")
         payload, tag = self._serialize(checkpoint)
-        with self._locked():
+        self._acquire()
+        try:
             return self._commit(checkpoint.turn, payload, tag, self._epoch, expect)
+        finally:
+            self.lock.release()
 
     def checkpoint(
         self,
@@ -261,19 +265,30 @@ class CheckpointStore:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        """Hold the store's lock; a folder that cannot hold a lock file is a clear write error."""
-        if self._lock_path is not None:
-            self._refuse_unsafe_lock_path()
-        try:
-            self.lock.acquire()
-        except OSError as exc:
-            raise CheckpointWriteError(
-                os.fspath(self.folder), _files.cannot_write(exc, "cannot take the store's lock"), errno_=exc.errno
-            ) from None
+        """Hold the store's lock (see :meth:`_acquire`)."""
+        self._acquire()
         try:
             yield
         finally:
             self.lock.release()
+
+    def _acquire(self) -> None:
+        """Take the store's lock; a folder that cannot hold a lock file is a clear write error.
+
+        The lock file is never opened through a symbolic link and must be a
+        regular file (:class:`CompactionLock` refuses anything else when it
+        opens it), so the check that names an unsafe lock path
+        (:class:`UnsafeCheckpointPathError`) runs only when taking it failed:
+        no ``lstat`` on every write.
+        """
+        try:
+            self.lock.acquire()
+        except OSError as exc:
+            if self._lock_path is not None:
+                self._refuse_unsafe_lock_path()
+            raise CheckpointWriteError(
+                os.fspath(self.folder), _files.cannot_write(exc, "cannot take the store's lock"), errno_=exc.errno
+            ) from None
 
     def _commit(
         self,
@@ -284,22 +299,28 @@ class CheckpointStore:
         expect: Any,
         writer: CheckpointWriter | None = None,
     ) -> Path:
-        """Fence, write, record; under the lock."""
-        final = self.path_for(turn)
+        """Fence, write, record; under the lock (``turn`` was checked by :meth:`_serialize`)."""
+        name = f"turn-{turn:012d}.json"
         ledger = self._ledger_for_write()
         self._fence(ledger, turn, epoch, expect, writer)
         if turn == ledger.turn and ledger.digests and tag not in ledger.digests:
             # Rewriting the newest turn: accept both versions until the new one is durable,
             # so that a crash in between is not mistaken for a restored older copy.
             self._record(Ledger(ledger.epoch, turn, (*ledger.digests, tag)))
-        _files.write_atomic(self._dir, os.fspath(final), payload)
+        _files.write_atomic(self._dir, self._prefix + name, payload)
         if ledger.turn is None or turn >= ledger.turn:
             self._record(Ledger(ledger.epoch, turn, (tag,)))
         if writer is not None:
             writer.turn = max(turn, writer.turn if writer.turn is not None else turn)
-        return final
+        return self.folder / name
 
     def _fence(self, ledger: Ledger, turn: int, epoch: int, expect: Any, writer: CheckpointWriter | None) -> None:
+        if writer is not None:
+            expect = writer.turn
+        if ledger.epoch == epoch and (expect is _UNSET or ledger.turn == expect):
+            if expect is not _UNSET and expect is not None and turn < expect:
+                raise ValueError(f"a write extends the newest checkpoint: turn {turn} is older than turn {expect}")
+            return  # the common case: nothing to report, nothing built
         where = os.fspath(self.folder)
         fields = {"epoch": epoch, "current_epoch": ledger.epoch, "current_turn": ledger.turn}
         if ledger.epoch != epoch:
@@ -326,7 +347,7 @@ class CheckpointStore:
     def _ledger_for_write(self) -> Ledger:
         """The folder's ledger, under the lock; created (before any file is written) when missing."""
         seen = self._ledger_seen
-        if seen is not None and _exists(os.path.join(self._dir, seen[0])):
+        if seen is not None and _exists(self._prefix + seen[0]):
             return seen[1]  # nobody renamed it since: the common case costs one lstat
         turns, ledger, _ = self._scan()
         if ledger is not None:
@@ -342,17 +363,28 @@ class CheckpointStore:
         """Make ``ledger`` the folder's: rename the name last seen (or create one)."""
         new = ledger.name(self._seal)
         seen = self._ledger_seen
-        if seen is None or not _exists(os.path.join(self._dir, seen[0])):
-            _, _, names = self._scan()
-            old = names[0] if names else None
-            stray = names[1:]
-        else:
-            old, stray = seen[0], []
         try:
-            if old is None:
-                os.close(os.open(self.folder / new, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644))
-            elif old != new:
-                os.rename(os.path.join(self._dir, old), os.path.join(self._dir, new))
+            renamed = False
+            if seen is not None and seen[0] != new:
+                # The common case, a write: rename the name this store last saw. No lstat
+                # first: the rename itself says whether that name is still there.
+                try:
+                    os.rename(self._prefix + seen[0], self._prefix + new)
+                    renamed = True
+                except FileNotFoundError:
+                    seen = None  # renamed or removed by someone else since: look again
+            stray: list[str] = []
+            if not renamed:
+                if seen is not None and _exists(self._prefix + seen[0]):
+                    old = seen[0]  # the same name again: nothing to rename
+                else:
+                    _, _, names = self._scan()
+                    old = names[0] if names else None
+                    stray = names[1:]
+                if old is None:
+                    os.close(os.open(self._prefix + new, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644))
+                elif old != new:
+                    os.rename(self._prefix + old, self._prefix + new)
             for name in stray:
                 with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
                     os.unlink(self.folder / name)
@@ -591,8 +623,11 @@ class CheckpointWriter:
             raise TypeError(f"CheckpointWriter.save() takes a summaryguard Checkpoint, got {type(checkpoint).__name__}")
         store = self.store
         payload, tag = store._serialize(checkpoint)
-        with store._locked():
+        store._acquire()
+        try:
             return store._commit(checkpoint.turn, payload, tag, self.epoch, _UNSET, self)
+        finally:
+            store.lock.release()
 
     def checkpoint(
         self,
