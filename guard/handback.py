@@ -100,7 +100,7 @@ def hand_back(cell: Cell, result: Any) -> Any:
             if len(PLAIN) < _PLAIN_LIMIT:
                 PLAIN.add(cls)  # what kind of work (if any) belongs to the type: decided once per type
             return result
-    if cls in _GENERATED and _get_cell(result) is cell:
+    if issubclass(cls, TurnProxy) and _get_cell(result) is cell:
         return result  # a proxy of this very turn already
     made = object.__new__(proxy)
     _set_target(made, result)
@@ -223,7 +223,7 @@ _set_cell = TurnProxy._sg_cell.__set__  # type: ignore[attr-defined]
 
 def _unwrapped(value: Any) -> Any:
     """An operand that is a proxy, as its object (``proxy == obj``, ``proxy | other``)."""
-    return _get_target(value) if type(value) in _GENERATED else value
+    return _get_target(value) if issubclass(type(value), TurnProxy) else value
 
 
 #: Special methods a proxy class gets when the wrapped type defines them (``__await__`` aside, see below).
@@ -241,9 +241,8 @@ _FORWARDED = (
     ),
 )
 
-#: Proxy class of each wrapped type (bounded like PLAIN), and the set of proxy classes made.
+#: Proxy class of each wrapped type (bounded like PLAIN: past the bound, a class is made per object).
 _PROXIES: dict[type, type] = {}
-_GENERATED: set[type] = set()
 _PROXY_LIMIT = 1024
 
 
@@ -271,7 +270,6 @@ def _proxy_class(cls: type) -> type | None:
     if _defined(cls, "__await__") is not None:
         namespace["__await__"] = _await_forwarder(_binder(_defined(cls, "__await__")))
     proxy = type(f"TurnProxy[{cls.__qualname__}]", (TurnProxy,), namespace)
-    _GENERATED.add(proxy)
     if len(_PROXIES) < _PROXY_LIMIT:
         _PROXIES[cls] = proxy
     return proxy

@@ -21,6 +21,7 @@ import io
 import itertools
 import keyword
 import operator
+import pickle
 import tokenize
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -602,7 +603,9 @@ def test_in_turn_binds_work_inside_a_container(dropped, clean) -> None:
 
     @resume_guard(deps=no_deps)
     def bound(checkpoint: Any) -> dict[str, Any]:
-        return {"a": in_turn(continue_agent(checkpoint)), "b": in_turn(CallableAgent()), "n": in_turn(3)}
+        agent = in_turn(CallableAgent())
+        assert in_turn(agent) is agent  # bound to this turn already: not wrapped twice
+        return {"a": in_turn(continue_agent(checkpoint)), "b": agent, "n": in_turn(3)}
 
     async def gather(coroutines: Any) -> list[Any]:
         return await asyncio.gather(*coroutines)
@@ -615,6 +618,9 @@ def test_in_turn_binds_work_inside_a_container(dropped, clean) -> None:
     assert work["n"] == 3 and RAN == []
     work = bound(clean)
     assert asyncio.run(gather([work["a"]])) == ["bkt-NEW"] and work["b"]() == "bkt-NEW"
+    # A proxy pickles and copies as its object (which then runs outside any turn, like any copy).
+    restored = pickle.loads(pickle.dumps(work["b"]))
+    assert type(restored) is CallableAgent and restored.steps == 1
     with pytest.raises(RuntimeError, match="call it in the body of a resume_guard-ed resume"):
         in_turn(CallableAgent())
 
