@@ -18,9 +18,11 @@ The work has two parts, because the analysis crosses modules:
    the files of the run (a pre-commit hook passes only the staged files) are
    found on disk, screened the same way, and analyzed with them as
    *context*, never reported (see :mod:`.dependencies`), so a validator in
-   ``recovery.py`` still protects a resume in ``loop.py``. The result is
-   cached under the ordered list of (path, content digest, module name) of
-   all of them (see :mod:`.cache`), one entry per run whatever ``--jobs``.
+   ``recovery.py`` still protects a resume in ``loop.py``. Each checked
+   module's findings are recorded under a key of its content and of the
+   modules it imports, transitively (see :mod:`.records`); the records are
+   looked up here, once per module, and only the modules that miss are
+   analyzed, with what they import as context.
 
 The engine is local (SPEC §3.1.1): a file's findings depend only on its own
 content and the modules it imports, transitively. So with ``--jobs`` > 1 and
@@ -29,6 +31,9 @@ text), the checked files are split into up to ``jobs`` chunks balanced by text
 length, each analyzed in its own worker process with the modules its files
 import, a checked file of another chunk included (as context there); each
 file's findings come from the one chunk that checks it (see :mod:`.chunks`).
+Chunks that would mostly analyze the same imported modules run in one process
+instead (:data:`MIN_SPEEDUP`): the records are shared, the engine's function
+summaries are not (they hold syntax trees), so each chunk solves its context.
 The results of ``--jobs 1`` and ``--jobs N`` are the same wherever the engine
 keeps its locality (tests/cli/test_cli_parallel_analysis.py).
 """
@@ -44,8 +49,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .chunks import Chunk, Unit, partition
-from .cache import Imports, ResultCache, Verdict, content_digest, project_key
+from .chunks import Chunk, Unit, closures, partition
+from .cache import Imports, ResultCache, Verdict, content_digest
 from .deepstack import call_with_deep_stack
 from .report import ErrorLike, ReadError
 from .sources import decode_source, read_source_bytes
@@ -76,6 +81,8 @@ class Batch:
     context: list[str] = field(default_factory=list)
     #: Worker processes that ran the analysis (0: in this process), one chunk of files each.
     analysis_workers: int = 0
+    #: Checked files whose findings came from their module record (see :mod:`.records`).
+    records_hit: int = 0
 
 
 def check_files(
@@ -90,7 +97,6 @@ def check_files(
     (the configuration's): absolute imports are also looked up below it."""
     from .dependencies import find_dependencies
     from ..engine import FileError
-    from ..engine.findings import finding_from_row, finding_row
 
     batch = Batch()
     digests: dict[str, str] = {}
@@ -147,33 +153,100 @@ def check_files(
             lambda targets: _load_context(targets, analyzer, cache, facts),
         )
         batch.context = [dependency.path for dependency in context]
-        key = project_key(
-            [
-                *((path, _identity(path, digests[path])) for path, _ in wanted),
-                *((d.path, _identity(d.path, d.digest)) for d in context),
-            ]
+        resolved_root = None if root is None else os.path.realpath(root)
+        found, failed = _analyze_with_records(
+            batch, analyzer, cache, wanted, context, digests, imports, facts, jobs, resolved_root
         )
-        stored = cache.project(key) if cache is not None else None
-        if stored is not None:
-            batch.cached_analysis = True
-            batch.findings.extend(f for f in map(finding_from_row, stored[0]) if f is not None)
-            batch.errors.extend(FileError(*row) for row in stored[1])
-        else:
-            batch.analyzed = len(wanted)
-            findings, errors, batch.analysis_workers = _analyze_all(
-                analyzer, wanted, context, imports, facts, jobs, None if root is None else os.path.realpath(root)
-            )
-            batch.findings.extend(findings)
-            batch.errors.extend(errors)
-            if cache is not None:
-                cache.store_project(
-                    key,
-                    [finding_row(f) for f in findings],
-                    [[e.path, e.line, e.message] for e in errors],
-                )
+        batch.findings.extend(found)
+        batch.errors.extend(failed)
     if cache is not None:
         cache.flush()
     return batch
+
+
+def _analyze_with_records(
+    batch: Batch,
+    analyzer: Analyzer,
+    cache: ResultCache | None,
+    wanted: list[tuple[str, str]],
+    context: Sequence[Dependency],
+    digests: dict[str, str],
+    imports: dict[str, Imports],
+    facts: dict[str, Any],
+    jobs: int,
+    root: str | None,
+) -> tuple[list[Any], list[Any]]:
+    """Findings and errors of ``wanted``: from their module records where they hit
+    (looked up once each, here), analyzed where they miss, with the modules they
+    import, transitively, as context (see :mod:`.records`); the misses are recorded."""
+    from ..engine import FileError
+    from ..engine.findings import finding_from_row, finding_row
+    from .dependencies import Dependency
+
+    units = _units(wanted, context)
+    if cache is None or len({u.key for u in units}) != len(units):
+        # no cache, or two files of the run are one module on disk: no key tells them apart
+        batch.analyzed = len(wanted)
+        findings, errors, batch.analysis_workers = _analyze_all(analyzer, wanted, context, imports, facts, jobs, root)
+        return findings, errors
+    from .dependencies import import_graph
+    from .records import localize_rows, record_keys, relocate_rows
+
+    modules = [(path, imports.get(path, ())) for path, _ in wanted] + [(d.path, d.imports) for d in context]
+    graph = import_graph(modules, root)
+    digest_of = {**digests, **{d.path: d.digest for d in context}}
+    keys = record_keys(units, graph, lambda u: _identity(u.path, digest_of[u.path]))
+    path_of = {u.key: u.path for u in units}
+    findings: list[Any] = []
+    errors: list[Any] = []
+    missed: list[Unit] = []
+    for unit in units[: len(wanted)]:
+        stored = cache.record(keys[unit.key])
+        if stored is None:
+            missed.append(unit)
+            continue
+        rows, error_rows = relocate_rows(*stored, path_of)
+        findings.extend(f for f in map(finding_from_row, rows) if f is not None)
+        errors.extend(FileError(*row) for row in error_rows)
+    batch.records_hit = len(wanted) - len(missed)
+    if not missed:
+        batch.cached_analysis = True
+        return findings, errors
+    # What the misses import, transitively, from the run's modules: checked files that hit included.
+    reach = closures(units, graph)
+    needed: set[str] = set()
+    for unit in missed:
+        needed |= reach[unit.key]
+    own = {u.key for u in missed}
+    by_path = {d.path: d for d in context}
+    extra = [
+        by_path.get(u.path) or Dependency(u.path, u.text, digest_of[u.path], imports.get(u.path, ()))
+        for u in units
+        if u.key in needed and u.key not in own
+    ]
+    batch.analyzed = len(missed)
+    sources = [(u.path, u.text) for u in missed]
+    computed, failures, batch.analysis_workers = _analyze_all(analyzer, sources, extra, imports, facts, jobs, root)
+    location_of = {u.path: u.key for u in units}
+    rows_of: dict[str, tuple[list[Any], list[Any]]] = {u.path: ([], []) for u in missed}
+    for finding in computed:
+        rows_of.setdefault(finding.path, ([], []))[0].append(finding_row(finding))
+    for error in failures:
+        rows_of.setdefault(error.path, ([], []))[1].append([error.path, error.line, error.message])
+    for unit in missed:
+        cache.store_record(keys[unit.key], *localize_rows(*rows_of[unit.path], location_of))
+    findings.extend(computed)
+    errors.extend(failures)
+    findings.sort(key=lambda f: f.sort_key)
+    errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
+    return findings, errors
+
+
+def _units(wanted: Sequence[tuple[str, str]], context: Sequence[Dependency]) -> list[Unit]:
+    """The modules of a run's analysis: the checked files in order, then the context."""
+    units = [Unit(os.path.normpath(os.path.abspath(path)), path, text, True) for path, text in wanted]
+    units += [Unit(os.path.normpath(os.path.abspath(d.path)), d.path, d.text, False) for d in context]
+    return units
 
 
 def _cached_screen(cache: ResultCache | None, digest: str, path: str, imports: dict[str, Imports]) -> Verdict | None:
@@ -362,7 +435,7 @@ def _analyze_all(
     and there is enough to share; the same findings either way (see :mod:`.chunks`)."""
     if jobs > 1 and len(wanted) > 1 and sum(len(text) for _, text in wanted) >= SERIAL_ANALYSIS_CHARS:
         chunks = plan_chunks(wanted, context, imports, jobs, root)
-        if len(chunks) > 1:
+        if len(chunks) > 1 and expected_speedup(chunks) >= MIN_SPEEDUP:
             try:
                 return (*_analyze_in_pool(analyzer, chunks, facts), len(chunks))
             except Exception:  # noqa: BLE001 - no pool (no /dev/shm, a sandbox, an unpicklable plugin): one process
@@ -370,6 +443,21 @@ def _analyze_all(
     context_sources = [(d.path, d.text) for d in context]
     findings, errors = call_with_deep_stack(lambda: analyzer.analyze(wanted, facts, context_sources))
     return findings, errors, 0
+
+
+#: The chunks of a run share the modules their files import (each analyzes them as
+#: context), so splitting pays only when the largest chunk is well below the whole: below
+#: this expected speed-up (every module's cost once, over the largest chunk's), one
+#: process is faster. Measured with ``bench_check_corpus.py --jobs-ratio`` on 2 cores:
+#: langchain 1.5.2, expected 1.57x, ran 1.37x faster on 2 chunks; letta 0.16.8, expected
+#: 1.42x (both chunks analyze 70% of its modules), ran 0.81x (slower).
+MIN_SPEEDUP = 1.5
+
+
+def expected_speedup(chunks: Sequence[Chunk]) -> float:
+    """Every module's cost once, over the cost of the largest chunk (context included)."""
+    once = {u.key: u.cost for chunk in chunks for u in (*chunk.sources, *chunk.context)}
+    return sum(once.values()) / max(chunk.cost for chunk in chunks)
 
 
 def plan_chunks(
@@ -385,8 +473,7 @@ def plan_chunks(
 
     modules = [(path, imports.get(path, ())) for path, _ in wanted] + [(d.path, d.imports) for d in context]
     graph = import_graph(modules, root)
-    units = [Unit(os.path.normpath(os.path.abspath(path)), path, text, True) for path, text in wanted]
-    units += [Unit(os.path.normpath(os.path.abspath(d.path)), d.path, d.text, False) for d in context]
+    units = _units(wanted, context)
     if len({u.key for u in units}) != len(units):
         return [Chunk(units[: len(wanted)], units[len(wanted) :])]
     return partition(units, graph, jobs)

@@ -13,17 +13,17 @@ What is cached, and under which key:
   :meth:`Analyzer.screen_facts`), with the syntax errors it found and, for a file
   screened in, the modules it imports (as written). It depends on the text
   alone.
-* **project**: the findings and errors of the files that did need libcst,
-  keyed by the ordered list of (path, content digest, module name and
-  location) of *all* of them, and of the *context* modules: project modules
-  that they import without being checked (see :mod:`.dependencies`), found
-  on disk on every run. The analysis crosses modules (a validator in
-  ``recovery.py`` protects a resume in ``loop.py``), so a file's findings may
-  depend on any other analyzed file, checked or imported: a change in any of
-  them (an imported validator edited, created or deleted, an
-  ``__init__.py`` that renames a module) misses, and the set is analyzed
-  again, as a whole. Files screened out take no part in the analysis, so
-  changing one of them never invalidates the others' findings.
+* **modules**: per checked module that needed libcst, its findings and
+  analysis errors, keyed by its content, the name it is imported by and the
+  keys of the project modules it imports, transitively (see :mod:`.records`):
+  the analysis crosses modules (a validator in ``recovery.py`` protects a
+  resume in ``loop.py``), so an edit to an imported module (a validator
+  edited, created or deleted, an ``__init__.py`` that renames a module)
+  misses for that module and every module that imports it, and for nothing
+  else. Files screened out take no part in the analysis, so changing one of
+  them never invalidates the others' findings. One document, read once per
+  run and written once, when something new was recorded; the entries used
+  least recently go first beyond :data:`KEEP_MODULES`.
 
 Stored under ``.summaryguard_cache/`` at the configuration's folder, or under
 ``$SUMMARYGUARD_CACHE_DIR/summaryguard/``: the variable names a folder that
@@ -49,7 +49,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -67,16 +67,19 @@ MARKER = ".summaryguard-cache-entry"
 #: Largest cache entry read back (anything bigger is a miss).
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 #: Bumped when the layout or the meaning of an entry changes (2: screen entries
-#: carry imports; project keys cover module names and context modules).
-FORMAT = 3
-#: How many settings folders and project entries are kept (the oldest go first).
+#: carry imports; 3: project keys cover module names and context modules;
+#: 4: one record per module instead of one entry per run).
+FORMAT = 4
+#: How many settings folders are kept (the oldest go first).
 KEEP_SETTINGS = 8
-KEEP_PROJECTS = 16
+#: How many module records a settings folder keeps (the least recently used go first).
+KEEP_MODULES = 20_000
 
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# summaryguard's result cache (https://bford.info/cachedir/)\n"
 _GITIGNORE = "# created by summaryguard\n*\n"
-#: Files the cache writes in a settings folder (all that pruning ever deletes there).
-_ENTRY_FILES = frozenset({"screen.json", MARKER})
+#: Files the cache writes in a settings folder (all that pruning ever deletes there;
+#: a ``projects`` folder of entries is what format 3 wrote, pruned the same way).
+_ENTRY_FILES = frozenset({"screen.json", "modules.json", MARKER})
 _PROJECT_FILE = re.compile(r"^[^.][^/\\]*\.json$")
 
 Verdict = tuple[bool, tuple[tuple[int | None, str], ...]]
@@ -153,14 +156,6 @@ def settings_key(*, rules: Sequence[type], vocabulary_fingerprint: str, config_t
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def project_key(files: Iterable[tuple[str, str]]) -> str:
-    """The key of an analysis of ``(path, content digest)`` pairs, in order."""
-    digest = hashlib.sha256()
-    for path, content in files:
-        digest.update(f"{path}\0{content}\n".encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()[:32]
-
-
 class ResultCache:
     """One settings folder of the cache; load once, look up many, :meth:`flush` once."""
 
@@ -172,6 +167,10 @@ class ResultCache:
         self._screen_dirty = False
         self._loaded = False
         self._owned: bool | None = None
+        self._modules: dict[str, Any] | None = None
+        self._modules_dirty = False
+        #: This run's stamp on the records it uses (least recently used go first).
+        self._run = 0
 
     def owned(self) -> bool:
         """Whether :attr:`folder` is the cache's: absent (it will create it), empty, or
@@ -234,52 +233,69 @@ class ResultCache:
         self._screen[digest] = entry
         self._screen_dirty = True
 
-    # -- project analyses ------------------------------------------------------------------
+    # -- module records (see .records) ----------------------------------------------------
 
-    def project(self, key: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]] | None:
-        """Cached ``(findings, errors)`` rows of an analysis; None for a miss or a malformed entry."""
-        if not self.owned():
-            return None
-        document = _read_json(self.here / "projects" / f"{key}.json")
-        if not isinstance(document, dict) or document.get("key") != key:
-            return None
-        findings, errors = document.get("findings"), document.get("errors")
-        if not isinstance(findings, list) or not isinstance(errors, list):
+    def _load_modules(self) -> dict[str, Any]:
+        if self._modules is None:
+            self._modules = {}
+            document = _read_json(self.here / "modules.json") if self.owned() else None
+            if isinstance(document, dict) and document.get("settings") == self.settings:
+                entries, run = document.get("entries"), document.get("run")
+                if isinstance(entries, dict) and _is(run, int):
+                    self._modules, self._run = entries, run + 1
+        return self._modules
+
+    def record(self, key: str) -> tuple[list[list[Any]], list[list[Any]]] | None:
+        """The ``(findings, errors)`` rows of the module record ``key``; None for a miss
+        or an entry of the wrong shape (a corrupt entry is a miss, never an error)."""
+        entry = self._load_modules().get(key)
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], list) and isinstance(entry[1], list)):
             return None
         from ..engine.findings import finding_from_row
 
-        rows: list[Any] = []
-        for row in findings:
+        findings: list[list[Any]] = []
+        for row in entry[0]:
             if finding_from_row(row) is None:
                 return None
-            rows.append(row)
-        error_rows: list[tuple[Any, ...]] = []
-        for row in errors:
+            findings.append(row)
+        errors: list[list[Any]] = []
+        for row in entry[1]:
             if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str) and isinstance(row[2], str)):
                 return None
             if row[1] is not None and not _is(row[1], int):
                 return None
-            error_rows.append(tuple(row))
-        return rows, error_rows
+            errors.append(row)
+        entry[2] = self._run  # written only with new records: a warm run writes nothing
+        return findings, errors
 
-    def store_project(self, key: str, findings: Sequence[Sequence[Any]], errors: Sequence[Sequence[Any]]) -> None:
-        if not self._set_up():
-            return
-        folder = self.here / "projects"
-        document = {"key": key, "findings": [list(f) for f in findings], "errors": [list(e) for e in errors]}
-        if _write_json(folder / f"{key}.json", document):
-            _prune(folder, KEEP_PROJECTS - 1, keep=f"{key}.json")
+    def store_record(self, key: str, findings: Sequence[Sequence[Any]], errors: Sequence[Sequence[Any]]) -> None:
+        entries = self._load_modules()
+        entries[key] = [[list(f) for f in findings], [list(e) for e in errors], self._run]
+        self._modules_dirty = True
 
     # -- writing ---------------------------------------------------------------------------
 
     def flush(self) -> None:
-        """Write the screen verdicts if any changed; set up the folder on first use."""
-        if not self._screen_dirty:
+        """Write the screen verdicts and the module records if any changed; set up the
+        folder on first use."""
+        if not (self._screen_dirty or self._modules_dirty):
             return
-        self._screen_dirty = False
         if not self._set_up():
             return
-        _write_json(self.here / "screen.json", {"settings": self.settings, "entries": self._screen})
+        if self._screen_dirty:
+            self._screen_dirty = False
+            _write_json(self.here / "screen.json", {"settings": self.settings, "entries": self._screen})
+        if self._modules_dirty and self._modules is not None:
+            self._modules_dirty = False
+            entries = self._modules
+            if len(entries) > KEEP_MODULES:
+                def stamp(key: str) -> int:
+                    entry = entries[key]
+                    return entry[2] if isinstance(entry, list) and len(entry) == 3 and _is(entry[2], int) else -1
+
+                entries = {key: entries[key] for key in sorted(entries, key=stamp, reverse=True)[:KEEP_MODULES]}
+            document = {"settings": self.settings, "run": self._run, "entries": entries}
+            _write_json(self.here / "modules.json", document)
 
     def _set_up(self) -> bool:
         """Make sure the folders exist and are marked; False if the cache must not write.
@@ -360,21 +376,6 @@ def _write_text(path: Path, text: str) -> bool:
         except OSError:  # pragma: no cover
             pass
         return False
-
-
-def _prune(folder: Path, limit: int, keep: str) -> None:
-    """Remove the oldest project entries (``*.json``) of ``folder`` beyond ``limit``
-    (never ``keep``); ``folder`` is a ``projects`` folder inside a marked settings folder."""
-    try:
-        entries = [
-            e for e in os.scandir(folder)
-            if e.name != keep and _PROJECT_FILE.match(e.name) and e.is_file(follow_symlinks=False)
-        ]
-        entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime_ns, reverse=True)
-        for entry in entries[limit:]:
-            os.unlink(entry.path)
-    except OSError:
-        pass
 
 
 def _prune_settings(folder: Path, limit: int, keep: str) -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["MODULE_COST", "Chunk", "Unit", "closures", "partition"]
+__all__ = ["MODULE_COST", "Chunk", "Unit", "closures", "components", "partition"]
 
 #: What analyzing a module costs beyond its text, in characters: its solve and
 #: bookkeeping (keeps a chunk of many tiny files from looking free).
@@ -65,20 +65,21 @@ class Chunk:
         return sum(u.cost for u in self.sources) + sum(u.cost for u in self.context)
 
 
-def closures(units: Sequence[Unit], graph: Mapping[str, Sequence[str]]) -> dict[str, frozenset[str]]:
-    """For each checked unit (by key): the keys of every module it imports, transitively.
-
-    Strongly connected components first (import cycles are common in packages), then
-    one pass in reverse topological order: each component's closure is built once
-    from its successors', so the cost grows with the graph, not with files times modules."""
+def components(
+    keys: Sequence[str], graph: Mapping[str, Sequence[str]]
+) -> tuple[list[list[str]], dict[str, int]]:
+    """The strongly connected components of ``graph`` reachable from ``keys`` (import
+    cycles are common in packages), in reverse topological order (a component's
+    successors come before it), and the index of each key's component. Iterative
+    Tarjan: as deep an import chain as a package holds never hits the recursion limit."""
     index_of: dict[str, int] = {}
     low: dict[str, int] = {}
     on_stack: set[str] = set()
     stack: list[str] = []
     component_of: dict[str, int] = {}
-    components: list[list[str]] = []  # in reverse topological order (Tarjan's output order)
+    found: list[list[str]] = []  # in reverse topological order (Tarjan's output order)
     counter = 0
-    for start in (u.key for u in units):
+    for start in keys:
         if start in index_of:
             continue
         work: list[tuple[str, int]] = [(start, 0)]
@@ -108,23 +109,33 @@ def closures(units: Sequence[Unit], graph: Mapping[str, Sequence[str]]) -> dict[
                 while True:
                     member = stack.pop()
                     on_stack.discard(member)
-                    component_of[member] = len(components)
+                    component_of[member] = len(found)
                     members.append(member)
                     if member == node:
                         break
-                components.append(members)
+                found.append(members)
             if work:
                 parent = work[-1][0]
                 low[parent] = min(low[parent], low[node])
+    return found, component_of
+
+
+def closures(units: Sequence[Unit], graph: Mapping[str, Sequence[str]]) -> dict[str, frozenset[str]]:
+    """For each checked unit (by key): the keys of every module it imports, transitively.
+
+    One pass over the :func:`components` in reverse topological order: each component's
+    closure is built once from its successors', so the cost grows with the graph, not
+    with files times modules."""
+    found, component_of = components([u.key for u in units], graph)
     reach: list[frozenset[str]] = []
-    for members in components:  # successors' components come first
-        found: set[str] = set(members)
+    for members in found:  # successors' components come first
+        covered: set[str] = set(members)
         for member in members:
             for successor in graph.get(member, ()):
                 other = component_of[successor]
                 if other != component_of[member]:
-                    found |= reach[other]
-        reach.append(frozenset(found))
+                    covered |= reach[other]
+        reach.append(frozenset(covered))
     return {u.key: reach[component_of[u.key]] - {u.key} for u in units if u.checked}
 
 

@@ -54,17 +54,20 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:  # 
 
 
 def project_entries(root: Path) -> list[Path]:
-    return sorted((root / CACHE_FOLDER).glob("*/projects/*.json"))
+    """The module records' documents (one per settings folder, see rules/cli/records.py)."""
+    return sorted((root / CACHE_FOLDER).glob("*/modules.json"))
 
 
 def poison(root: Path, message: str) -> None:
-    """Rewrite every cached analysis so that each finding carries ``message``."""
+    """Rewrite every module record so that each finding carries ``message``."""
     entries = project_entries(root)
     assert entries
     for entry in entries:
         document = json.loads(entry.read_text())
-        for row in document["findings"]:
-            row[7] = message
+        assert document["entries"]
+        for record in document["entries"].values():
+            for row in record[0]:
+                row[7] = message
         entry.write_text(json.dumps(document))
 
 
@@ -206,12 +209,21 @@ def test_malformed_rows_are_misses(project: Path, capsys: pytest.CaptureFixture[
     (entry,) = project_entries(project)
     (screen,) = (project / CACHE_FOLDER).glob("*/screen.json")
     good_entry, good_screen = json.loads(entry.read_text()), json.loads(screen.read_text())
+
+    def with_records(record: object) -> str:
+        return json.dumps({**good_entry, "entries": {key: record for key in good_entry["entries"]}})
+
     for bad_finding in ([], ["agent.py", "2", 1, 2, 3, "SG101", "n", "m"], ["agent.py", True, 1, 2, 3, "SG101", "n", "m"]):
-        entry.write_text(json.dumps({**good_entry, "findings": [bad_finding]}))
+        entry.write_text(with_records([[bad_finding], [], 0]))
         assert run(capsys) == first
     for bad_error in (["p"], ["p", "1", "m"]):
-        entry.write_text(json.dumps({**good_entry, "findings": [], "errors": [bad_error]}))
+        entry.write_text(with_records([[], [bad_error], 0]))
         assert run(capsys) == first
+    for bad_record in ("x", [], [[], []], [{}, [], 0], [[], "e", 0]):
+        entry.write_text(with_records(bad_record))
+        assert run(capsys) == first
+    entry.write_text(json.dumps({**good_entry, "run": "1"}))
+    assert run(capsys) == first
     for bad_verdict in ("x", [True], ["yes", []], [True, "no"], [True, [["1", "m"]]], [True, [[1]]], [False, [[True, "m"]]]):
         entries = {digest: bad_verdict for digest in good_screen["entries"]}
         screen.write_text(json.dumps({**good_screen, "entries": entries}))
@@ -238,15 +250,20 @@ def test_the_cache_folder_can_be_chosen(
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "elsewhere"))
     run(capsys)
     assert not (project / CACHE_FOLDER).exists()
-    assert list((tmp_path / "elsewhere" / "summaryguard").glob("*/projects/*.json"))
+    assert list((tmp_path / "elsewhere" / "summaryguard").glob("*/modules.json"))
     assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir()) == ["summaryguard"]
 
 
-def test_old_entries_are_pruned(project: Path) -> None:
-    store = ResultCache(project / CACHE_FOLDER, "s")
-    for number in range(cache_module.KEEP_PROJECTS + 5):
-        store.store_project(f"k{number}", [], [])
-    assert len(list((project / CACHE_FOLDER / "s" / "projects").glob("*.json"))) == cache_module.KEEP_PROJECTS
+def test_old_entries_are_pruned(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache_module, "KEEP_MODULES", 4)
+    for number in range(8):  # one run each; every run also uses k0's record
+        store = ResultCache(project / CACHE_FOLDER, "s")
+        if number:
+            assert store.record("k0") == ([], [])
+        store.store_record(f"k{number}", [], [])
+        store.flush()
+    document = json.loads((project / CACHE_FOLDER / "s" / "modules.json").read_text())
+    assert sorted(document["entries"]) == ["k0", "k5", "k6", "k7"]  # the least recently used went
     for number in range(cache_module.KEEP_SETTINGS + 3):
         other = ResultCache(project / CACHE_FOLDER, f"settings{number}")
         other.store_screen("d", (False, ()))

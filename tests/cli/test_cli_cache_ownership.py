@@ -129,17 +129,19 @@ def test_pruning_spares_unmarked_folders_and_files_the_cache_did_not_write(tmp_p
     assert len([p for p in folder.iterdir() if (p / "screen.json").is_file() and p.name != "someone-elses"]) == 7
 
 
-def test_project_pruning_deletes_only_entries(tmp_path: Path) -> None:
+def test_pruning_a_settings_folder_deletes_only_the_module_records(tmp_path: Path) -> None:
     folder = tmp_path / CACHE_FOLDER
     store = ResultCache(folder, "s")
-    store.store_project("k0", [], [])
-    projects = folder / "s" / "projects"
-    (projects / "README").write_text("not an entry")
-    os.utime(projects / "README", (1_600_000_000,) * 2)
-    for number in range(1, cache_module.KEEP_PROJECTS + 5):
-        store.store_project(f"k{number}", [], [])
-    assert (projects / "README").read_text() == "not an entry"
-    assert len(list(projects.glob("*.json"))) == cache_module.KEEP_PROJECTS
+    store.store_record("k0", [], [])
+    store.flush()
+    (folder / "s" / "README").write_text("not an entry")
+    os.utime(folder / "s", (1_600_000_000,) * 2)  # the oldest settings folder: pruned first
+    for number in range(cache_module.KEEP_SETTINGS + 1):
+        other = ResultCache(folder, f"settings{number}")
+        other.store_record("k", [], [])
+        other.flush()
+    assert (folder / "s" / "README").read_text() == "not an entry"
+    assert not (folder / "s" / "modules.json").exists()
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from summaryguard.rules.cli import batch as batch_module
 from summaryguard.rules.cli import main
-from summaryguard.rules.cli.chunks import Unit, closures, partition
+from summaryguard.rules.cli.chunks import Chunk, Unit, closures, partition
 
 FIXTURES = Path(__file__).parents[1] / "rules" / "fixtures"
 
@@ -103,6 +103,7 @@ RESUMES = {
 @pytest.fixture(autouse=True)
 def _parallel_even_when_small(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(batch_module, "SERIAL_ANALYSIS_CHARS", 0)
+    monkeypatch.setattr(batch_module, "MIN_SPEEDUP", 0)
 
 
 def _project(root: Path, fixture_folders: list[str]) -> Path:
@@ -211,6 +212,7 @@ def test_any_subset_of_fixtures_any_jobs_same_findings(
     each file's findings (with their traces) are those of the one-process analysis."""
     root, files = fixture_tree
     monkeypatch.setattr(batch_module, "SERIAL_ANALYSIS_CHARS", 0)
+    monkeypatch.setattr(batch_module, "MIN_SPEEDUP", 0)
     chosen = data.draw(st.lists(st.sampled_from(files), min_size=2, max_size=8, unique=True))
     jobs = data.draw(st.integers(2, 5))
     from summaryguard.rules import engine
@@ -272,3 +274,44 @@ def test_partition_covers_every_file_once_with_what_it_imports(
                     expected.add(target)
                     frontier.append(target)
         assert reach[key] == expected - {key}
+
+
+def test_chunks_that_share_most_of_their_context_run_in_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two small importers of one large module: each chunk would analyze the large module
+    again, so the analysis stays in one process."""
+    from summaryguard.rules import engine
+
+    monkeypatch.setattr(batch_module, "MIN_SPEEDUP", 1.5)
+    (tmp_path / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("")
+    helpers = "".join(
+        f"\n\ndef view_{n}(checkpoint):\n    summary = checkpoint.summary\n    return summary.generation, summary.partial\n"
+        for n in range(300)
+    )
+    (tmp_path / "app" / "shared.py").write_text(f"import os\n{helpers}")
+    for name in ("one", "two"):
+        (tmp_path / "app" / f"{name}.py").write_text(
+            f"from app.shared import view_1\n\n\ndef {name}(checkpoint, agent):\n"
+            f"    view_1(checkpoint)\n    return agent.resume(checkpoint.summary)\n"
+        )
+    analyzer = engine.Analyzer(engine.Vocabulary.build(use_plugins=True), list(engine.all_rules(use_plugins=True)))
+    monkeypatch.chdir(tmp_path)
+    files = ["app/one.py", "app/two.py"]
+    shared_context = batch_module.check_files(files, analyzer, None, jobs=2, root=tmp_path)
+    assert shared_context.analysis_workers == 0 and shared_context.analyzed == 2
+    serial = batch_module.check_files(files, analyzer, None, jobs=1, root=tmp_path)
+    assert shared_context.findings == serial.findings and serial.findings
+
+
+def test_the_expected_speedup_counts_each_module_once() -> None:
+    def unit(key: str, size: int, checked: bool = True) -> Unit:
+        return Unit(key, key, "x" * size, checked)
+
+    apart = [Chunk([unit("a", 10_000)]), Chunk([unit("b", 10_000)])]
+    assert batch_module.expected_speedup(apart) == 2.0
+    heavy = unit("h", 100_000, checked=False)
+    sharing = [Chunk([unit("a", 1_000)], [heavy]), Chunk([unit("b", 1_000)], [heavy])]
+    assert batch_module.expected_speedup(sharing) < 1.1
