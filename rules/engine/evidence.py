@@ -12,6 +12,7 @@ pattern only counts when another vote agrees.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -23,9 +24,18 @@ from . import lexicon
 from .conditions import ALL_KINDS, DEPS, GENERATION, PARTIAL, Context
 from .facts import NAME, VALUE, Step
 from .names import dotted, last_segment, shown
-from .project import FunctionInfo, Project
+from .project import FunctionInfo, ModuleInfo, Project
 from .behaviour import BOTTOM, Soft, FunctionSummary
-from .syntax import calls_in, expressions_of, identifiers, is_none, iter_exprs, key_read, walk_statements
+from .syntax import (
+    calls_in,
+    expressions_of,
+    identifiers,
+    is_none,
+    iter_exprs,
+    key_read,
+    self_assignments,
+    walk_statements,
+)
 
 __all__ = ["Evidence", "Requirement"]
 
@@ -301,6 +311,8 @@ class Evidence(Context):
                         self.resumed.add(name)
                         changed = True
                         self.origin[name] = self._resumed_origin(name, value)
+                        if name not in self.summary_like and self._rehydrates(value):
+                            self.summary_like.add(name)  # a checkpoint that carries a summary is summary state
             if not changed:
                 break
 
@@ -365,7 +377,9 @@ class Evidence(Context):
         if not isinstance(value, cst.Call):
             return False
         name = dotted(value.func) or ""
-        qualified = self.imports.qualify_name(name) if name else ""
+        qualified = self.qualified(value)
+        if qualified.startswith("summaryguard.") and self.vocab.matches("checkpoint-loads", qualified):
+            return True  # summaryguard's own checkpoints always carry a summary
         loads = last_segment(name) in lexicon.LOAD_METHODS or self.vocab.matches("checkpoint-loads", qualified)
         if not loads:
             return False
@@ -397,7 +411,56 @@ class Evidence(Context):
         return self.summaries.get(fn, BOTTOM)
 
     def qualified(self, call: cst.Call) -> str:
-        return self.imports.qualify(call.func) or ""
+        """The qualified name of what ``call`` calls. A method on a receiver built by a
+        constructor (``store = CheckpointStore(p)``; ``self.store`` set to one in the class;
+        ``CheckpointStore(p).latest()``) is named by the class: ``...CheckpointStore.load``,
+        what the value is, not what the local is called."""
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            cls = self._constructed_class(func.value)
+            if cls is not None:
+                return f"{cls}.{func.attr.value}"
+        return self.imports.qualify(func) or ""
+
+    def _constructed_class(self, receiver: cst.BaseExpression) -> str | None:
+        """The qualified class ``receiver`` is an instance of, when one constructor builds it."""
+        values: list[cst.BaseExpression]
+        if isinstance(receiver, cst.Call):
+            values = [receiver]
+        elif isinstance(receiver, cst.Name) and receiver.value not in self.fn.params:
+            values = self.assigned.get(receiver.value, [])
+        elif (
+            isinstance(receiver, cst.Attribute)
+            and isinstance(receiver.value, cst.Name)
+            and receiver.value.value == "self"
+            and self.fn.class_name is not None
+        ):
+            values = self._self_attribute_values(receiver.attr.value)
+        else:
+            return None
+        classes = {self._class_called(v) for v in values}
+        if len(classes) != 1:
+            return None
+        return classes.pop()
+
+    def _class_called(self, value: cst.BaseExpression) -> str | None:
+        if not isinstance(value, cst.Call):
+            return None
+        qualified = self.imports.qualify(value.func)
+        if not qualified or not last_segment(qualified)[:1].isupper():
+            return None
+        return qualified
+
+    def _self_attribute_values(self, attr: str) -> list[cst.BaseExpression]:
+        """What the class's methods assign to ``self.<attr>`` (one scan per class, then memoized)."""
+        assignments = _SELF_ASSIGNMENTS.get(self.fn.module)
+        if assignments is None:
+            assignments = _SELF_ASSIGNMENTS[self.fn.module] = {}
+        cls = self.fn.class_name or ""
+        by_attr = assignments.get(cls)
+        if by_attr is None:
+            by_attr = assignments[cls] = self_assignments(m.body for m in self.fn.module.classes.get(cls, {}).values())
+        return by_attr.get(attr, [])
 
     def _through_import(self, call: cst.Call) -> bool:
         name = dotted(call.func) or ""
@@ -674,3 +737,9 @@ class Evidence(Context):
         if callee is None:
             return None
         return self.behaviour(callee).predicate or None
+
+
+#: Per module, per class: what its methods assign to each ``self.<attr>``.
+_SELF_ASSIGNMENTS: weakref.WeakKeyDictionary[ModuleInfo, dict[str, dict[str, list[cst.BaseExpression]]]] = (
+    weakref.WeakKeyDictionary()
+)

@@ -31,7 +31,7 @@ from .arguments import bound_arguments
 from .facts import Step
 from .names import dotted, last_segment
 from .project import FunctionInfo, ModuleInfo, Project
-from .syntax import calls_in, expressions_of, statements, walk_statements
+from .syntax import calls_in, expressions_of, self_assignments, statements, walk_statements
 from .vocabulary import NameMatcher
 
 __all__ = ["GraphValues"]
@@ -281,7 +281,7 @@ class GraphValues:
             and fn.class_name is not None
         ):
             for method in fn.module.classes.get(fn.class_name, {}).values():
-                for value in _assigned_attribute(method, expr.attr.value):
+                for value in self_assignments([method.body]).get(expr.attr.value, ()):
                     yield value, method
 
 
@@ -294,29 +294,6 @@ def _assigned(fn: FunctionInfo, name: str) -> list[cst.BaseExpression]:
         elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
             if isinstance(stmt.target, cst.Name) and stmt.target.value == name:
                 found.append(stmt.value)
-    return found
-
-
-def _assigned_attribute(fn: FunctionInfo, attr: str) -> list[cst.BaseExpression]:
-    found: list[cst.BaseExpression] = []
-    for stmt in walk_statements(fn.body):
-        targets: list[cst.BaseExpression] = []
-        if isinstance(stmt, cst.Assign):
-            targets = [t.target for t in stmt.targets]
-            value: cst.BaseExpression | None = stmt.value
-        elif isinstance(stmt, cst.AnnAssign):
-            targets, value = [stmt.target], stmt.value
-        else:
-            continue
-        for target in targets:
-            if (
-                value is not None
-                and isinstance(target, cst.Attribute)
-                and isinstance(target.value, cst.Name)
-                and target.value.value == "self"
-                and target.attr.value == attr
-            ):
-                found.append(value)
     return found
 
 

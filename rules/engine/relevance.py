@@ -76,6 +76,8 @@ def scan(tree: ast.Module, module_name: str) -> FileScan:
     # (node, depth, owning function's words, qualified-name prefix for defs below)
     stack: list[tuple[ast.AST, int, FunctionWords, str]] = [(tree, 0, top, module_name)]
     lambdas: list[tuple[FunctionWords, FunctionWords]] = []  # (owner, the lambda's own words)
+    #: Per class (qualified): the constructors its methods assign to ``self.<attr>``.
+    built_on_self: dict[str, set[str]] = {}
     while stack:
         node, depth, owner, prefix = stack.pop()
         if depth > deepest:
@@ -98,6 +100,11 @@ def scan(tree: ast.Module, module_name: str) -> FileScan:
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
             if name:
                 owner.calls.add(name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and prefix.endswith(".<locals>"):
+            built = _constructor_on_self(node)
+            if built:
+                owning_class = prefix[: -len(".<locals>")].rpartition(".")[0]
+                built_on_self.setdefault(owning_class, set()).add(built)
         child_owner, child_prefix = owner, prefix
         if isinstance(node, _DEFS):
             qualname = f"{prefix}.{node.name}"
@@ -129,7 +136,27 @@ def scan(tree: ast.Module, module_name: str) -> FileScan:
     for owner, own in lambdas:
         owner.words |= own.words
         owner.calls |= own.calls
+    if built_on_self:
+        # `self.box = CheckpointStore(p)` in `__init__`: what `self.box` is counts in every
+        # method of the class (the value, not the attribute's name, is the evidence)
+        for qualname, function_words in functions.items():
+            built = built_on_self.get(qualname.rpartition(".")[0])
+            if built:
+                function_words.words |= built
     return FileScan(deepest, "\n".join(words), functions)
+
+
+def _constructor_on_self(node: ast.Assign | ast.AnnAssign) -> str | None:
+    """``self.x = Name(...)`` / ``self.x = mod.Name(...)``: the class name it builds."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    if not any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" for t in targets):
+        return None
+    value = node.value
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name if name and name[:1].isupper() else None
 
 
 def _named_lambda(node: ast.AST) -> tuple[ast.Name, ast.Lambda] | None:

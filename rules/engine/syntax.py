@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Union
 
 import libcst as cst
@@ -24,6 +24,7 @@ __all__ = [
     "is_none",
     "iter_exprs",
     "key_read",
+    "self_assignments",
     "statements",
     "walk_statements",
 ]
@@ -231,3 +232,22 @@ def bool_literal(node: cst.CSTNode) -> bool | None:
     if isinstance(node, cst.Integer):
         return node.value not in ("0",)
     return None
+
+
+def self_assignments(bodies: Iterable[Sequence[Stmt]]) -> dict[str, list[cst.BaseExpression]]:
+    """What the given method bodies assign to each ``self.<attr>`` (``x: T = v`` too):
+    the one binding collector for instance attributes."""
+    found: dict[str, list[cst.BaseExpression]] = {}
+    for body in bodies:
+        for stmt in walk_statements(body):
+            if isinstance(stmt, cst.Assign):
+                targets = [t.target for t in stmt.targets]
+                value = stmt.value
+            elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+                targets, value = [stmt.target], stmt.value
+            else:
+                continue
+            for target in targets:
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+                    found.setdefault(target.attr.value, []).append(value)
+    return found
