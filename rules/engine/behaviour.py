@@ -69,6 +69,10 @@ class FunctionSummary:
     resumes: bool = False
     #: Kinds its resumes leave unchecked: a call of it is a resume needing them.
     needs: frozenset[str] = _NONE
+    #: Resumes of a parameter's value that nothing inside shows to be summary state
+    #: (``def go(agent, x): agent.resume(x)``): (parameter, kinds left unchecked). A call
+    #: that passes summary state to that parameter is a resume needing those kinds.
+    resumes_through: frozenset[tuple[str, frozenset[str]]] = frozenset()
     #: Its result is resumed state (looked-up references come from it).
     returns_resumed: bool = False
     #: Calling it calls a tool (directly or through other functions).
@@ -94,3 +98,7 @@ class Site:
     missing: set[str] = field(default_factory=set)
     #: The project function it calls, when that function resumes inside it.
     callee: FunctionInfo | None = None
+    #: The parameter whose value it resumes, when only a caller can show that value
+    #: is summary state: the site is the function's :attr:`FunctionSummary.resumes_through`,
+    #: never a finding of its own.
+    through: str | None = None

@@ -13,7 +13,7 @@ pattern only counts when another vote agrees.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import libcst as cst
@@ -21,6 +21,7 @@ import libcst as cst
 from summaryguard.plugins.framework import FrameworkModel
 
 from . import lexicon
+from .arguments import bound_arguments
 from .conditions import ALL_KINDS, DEPS, GENERATION, PARTIAL, Context
 from .facts import NAME, VALUE, Step
 from .names import dotted, last_segment, shown
@@ -86,6 +87,8 @@ class Requirement:
     #: The project function that resumes inside, when the call is one of those:
     #: where its finding is reported depends on whether any caller checks.
     callee: FunctionInfo | None = None
+    #: The parameter whose value is resumed, when only a caller can show it is summary state.
+    through: str | None = None
 
 
 @dataclass(frozen=True)
@@ -500,6 +503,8 @@ class Evidence(Context):
             if summary.resumes:
                 step = Step(path, call, f"`{callee.name}()` resumes from summary state inside it")
                 return Requirement(summary.needs, f"`{callee.name}()` (which resumes inside)", (step,), callee)
+            if summary.resumes_through:
+                return self._resume_through(call, callee, summary)
             return None
         name = dotted(call.func)
         if name is None:
@@ -526,12 +531,46 @@ class Evidence(Context):
                 sources = [s for s in map(self.source, involved) if s is not None]
                 sources.sort(key=lambda s: s.basis != VALUE)
                 return Requirement(ALL_KINDS, label, tuple(sources[:1]))
+            through = self._parameter_among(a.value for a in call.args)
+            if through is not None:
+                return Requirement(ALL_KINDS, label, through=through)
         if last in lexicon.RUN_METHODS:
             for arg in call.args:
                 if isinstance(arg.value, cst.Name) and arg.value.value in self.restored:
                     if self.summary_involved(arg.value) or self._restored_from_summary(arg.value.value):
                         origin = self.origin.get(arg.value.value)
                         return Requirement(ALL_KINDS, label, (origin,) if origin is not None else ())
+        return None
+
+    def _parameter_among(self, values: Iterable[cst.BaseExpression]) -> str | None:
+        """The first value that is one of this function's own parameters, as it came in."""
+        for value in values:
+            if (
+                isinstance(value, cst.Name)
+                and value.value in self.fn.params
+                and value.value not in ("self", "cls")
+                and value.value not in self.assigned
+            ):
+                return value.value
+        return None
+
+    def _resume_through(self, call: cst.Call, callee: FunctionInfo, summary: FunctionSummary) -> Requirement | None:
+        """A call of a function that resumes what one of its parameters receives: a resume
+        when this call passes summary state there (or passes its own parameter on)."""
+        arguments = bound_arguments(call, callee)
+        label = f"`{callee.name}()` (which resumes what it is given)"
+        path = self.fn.module.path
+        for param, kinds in sorted(summary.resumes_through, key=lambda t: t[0]):
+            argument = arguments.get(param)
+            if argument is None:
+                continue
+            if self.summary_involved(argument):
+                source = self.source(argument)
+                step = Step(path, call, f"`{callee.name}()` resumes its parameter `{param}`, given summary state here")
+                return Requirement(kinds, label, (source, step) if source is not None else (step,))
+            through = self._parameter_among([argument])
+            if through is not None:
+                return Requirement(kinds, label, through=through)
         return None
 
     def _framework_resume(self, call: cst.Call, receiver: cst.BaseExpression | None, last: str) -> Requirement | None:

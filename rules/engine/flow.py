@@ -241,14 +241,22 @@ class FlowAnalysis:
             soft=soft if not self.fn.is_module else frozenset(),
             always_raises=exits is None and self._raises_for_real(),
             predicate=self._predicate(),
-            resumes=bool(self.sites) or self.fn.is_guarded,
-            needs=frozenset(k for site in self.sites.values() for k in site.missing),
+            resumes=any(site.through is None for site in self.sites.values()) or self.fn.is_guarded,
+            needs=frozenset(k for site in self.sites.values() if site.through is None for k in site.missing),
+            resumes_through=self._resumes_through(),
             returns_resumed=any(
                 ret.value is not None and ev._is_resumed_value(ret.value) for _, ret in out.returns
             ),
             calls_tool=any(ev.known_tool(c) for c in calls),
             pure=not calls,
         )
+
+    def _resumes_through(self) -> frozenset[tuple[str, frozenset[str]]]:
+        needs: dict[str, set[str]] = {}
+        for site in self.sites.values():
+            if site.through is not None and site.missing:
+                needs.setdefault(site.through, set()).update(site.missing)
+        return frozenset((param, frozenset(kinds)) for param, kinds in needs.items())
 
     def _raises_for_real(self) -> bool:
         """No normal exit, and not an abstract stub or a generator."""
@@ -420,8 +428,14 @@ class FlowAnalysis:
         site = self.sites.get(call)
         if site is None:
             site = self.sites[call] = Site(
-                call, required, requirement.label, requirement.trace, callee=requirement.callee
+                call, required, requirement.label, requirement.trace, callee=requirement.callee,
+                through=requirement.through,
             )
+        if site.through is not None:
+            # a resume of a parameter's value: what it lacks here is what a call of this
+            # function lacks when a caller passes summary state; nothing is reported here
+            site.missing.update(required - state.hard)
+            return
         self.site_log.append(call)
         for pending in state.pending:
             self._swallowed(pending, "the resume runs")

@@ -106,7 +106,7 @@ class _Placement:
         self._sites: dict[FunctionInfo, list[tuple[FunctionInfo, Site]]] = {}
         for caller, result in results.items():
             for site in result.sites.values():
-                if site.callee is not None:
+                if site.callee is not None and site.through is None:
                     self._sites.setdefault(site.callee, []).append((caller, site))
         self._checked: dict[tuple[FunctionInfo, str], bool] = {}
 
@@ -147,6 +147,8 @@ class _Placement:
 
 def _resume_facts(model: FileModel, result: FunctionResult, placement: _Placement) -> None:
     for site in result.sites.values():
+        if site.through is not None:
+            continue  # its callers report it, where they pass summary state
         for kind in sorted(site.missing):
             if placement.reported(result.fn, site, kind):
                 model.add(

@@ -23,6 +23,8 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .lexicon import WEAK_RESUME_NAMES
+
 __all__ = ["FileScan", "relevant_functions", "scan"]
 
 _WORD_OF: dict[type, str] = {
@@ -198,4 +200,39 @@ def relevant_functions(scans: Iterable[FileScan], matters: object) -> set[str]:
         if not grown:
             break
         relevant |= grown
+    # Evidence split between a caller and the helper it hands a value to: `cp = store.latest();
+    # go(agent, cp)` with `def go(agent, x): agent.resume(x)` (or through a relay of such
+    # helpers). Neither function's words are enough alone; together they are, and the whole
+    # chain is analyzed (the value decides).
+    chains = _resume_chains(table)
+    if chains:
+        for q, fw in table.items():
+            below = {h for n in fw.calls if n not in _GENERIC for h in chains.get(n, ()) if h != q}
+            if not below or below <= relevant and q in relevant:
+                continue
+            if decide("\n".join(fw.words.union(*(table[h].words for h in below)))):  # type: ignore[operator]
+                relevant.add(q)
+                relevant |= below
     return relevant
+
+
+def _resume_chains(table: dict[str, FunctionWords]) -> dict[str, set[str]]:
+    """By function name: the functions of that name that resume something themselves
+    (call a resume method), or through functions that do, with those functions."""
+    chains: dict[str, set[str]] = {}
+    for q, fw in table.items():
+        if fw.calls & WEAK_RESUME_NAMES:
+            chains.setdefault(q.rpartition(".")[2], set()).add(q)
+    for _ in range(3):  # relays of relays, bounded
+        grown = False
+        for q, fw in table.items():
+            name = q.rpartition(".")[2]
+            if name in _GENERIC:
+                continue
+            below = {h for n in fw.calls if n in chains and n != name for h in chains[n]}
+            if below and not below | {q} <= chains.get(name, set()):
+                chains.setdefault(name, set()).update(below | {q})
+                grown = True
+        if not grown:
+            break
+    return chains
