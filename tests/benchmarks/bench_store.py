@@ -189,6 +189,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer writes (noisier)")
     parser.add_argument("--no-memory", action="store_true", help="skip the 64 MB read")
     args = parser.parse_args()
+    if args.folder is not None and not os.path.isdir(args.folder):
+        parser.error(f"--folder {args.folder}: not an existing folder")
     count, rounds = (50, 3) if args.quick else (200, 5)
     print(f"summaryguard store benchmark: Python {sys.version.split()[0]}; folder {args.folder or tempfile.gettempdir()}; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
