@@ -9,7 +9,12 @@ checkpoint write. This module finds, per parsed module:
   ``*.summarize`` / ``*.compact`` globs only with a second vote), an LLM call
   (``llm.invoke``, ``client.chat.completions.create``, ...) whose input
   carries a summarization instruction, or the conversation inside a function
-  named for compaction, or a project function that returns such output.
+  named for compaction, or a project function that returns such output, or
+  one that hands an instruction it is given, unchanged, to a model call whose
+  answer it returns. A model call is known by value: a model library's
+  function, a method of an instance of a model library's class, or a method
+  of a project object whose class (from a constructor or a factory's return,
+  overrides included: :mod:`.classes`) reaches one.
   ``summaryguard.guard.Compactor`` is recognized and is compliant by
   construction (it stamps, records drops, vouches for its input, holds its
   lock);
@@ -1334,6 +1339,9 @@ class _Analysis:
         source = self.source_call(record, view)
         if source is not None:
             steps.append(Step(path, source, f"summarizer output: `{dotted(source.func) or 'call'}()`"))
+            handed = self.forwarded.get(source)
+            if handed is not None:
+                steps.insert(-1, handed)  # where the instruction it was given reaches the model
         steps.append(Step(path, record, f"the record holding it leaves the function: {how}"))
         if view.compaction_named or _SUMMARY_WORD.search(class_name) or any(_SUMMARY_WORD.search(k) for k in keys):
             steps.append(Step(path, record, "named like a summary", NAME))
