@@ -638,7 +638,8 @@ class _Renamer(cst.CSTTransformer):
         self.fixed[id(node.name)] = self.n.bare(self.info, node.name.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.fixed[id(node.attr)] = self.n.attribute(self.info, node)
+        # an import's dotted module (`from pkg.sdk.llm import X`) was already kept whole
+        self.fixed.setdefault(id(node.attr), self.n.attribute(self.info, node))
 
     def visit_Call(self, node: cst.Call) -> None:
         keywords = self.n.callee_keywords(self.info, node.func)

@@ -249,6 +249,22 @@ def test_keeps_imported_names_protocol_attributes_and_vocabulary_methods() -> No
     assert {"resume_context", "invoke", "from_dict"} <= VOCABULARY_METHODS
 
 
+def test_an_import_path_is_kept_when_an_attribute_of_the_same_name_is_renamed() -> None:
+    code = """
+        from vendor.sdk.llm import Client
+
+        class Condenser:
+            def __init__(self):
+                self.llm = Client()
+
+            def fold(self, events):
+                return self.llm.complete(events)
+        """
+    out = _one(code)
+    assert "from vendor.sdk.llm import Client" in out
+    assert "self.llm" not in out  # the user's attribute is renamed all the same
+
+
 def test_renames_across_modules_consistently() -> None:
     sources = {
         "pkg/__init__.py": "from .memory import SummarizingAgent\n__all__ = ['SummarizingAgent']\n",
