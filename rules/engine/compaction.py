@@ -500,7 +500,7 @@ class _Analysis:
         callee = self.project.resolve(func, view.fn) if depth < 3 else None
         if callee is not None and self.returns_summary(callee, depth + 1):
             return True
-        forwarded = self._forwarded_instruction(call, view) if depth < 3 else None
+        forwarded = self._forwarded_instruction(call, view) if depth < 3 and call.args else None
         if forwarded is not None:
             self.forwarded[call] = forwarded
             return True
@@ -509,10 +509,10 @@ class _Analysis:
         if self._llm_call(func, name, last, qualified):
             if last in _LLM_ON_RECEIVER and not self._receiver_runs_model(func, view):
                 return False
-        elif not (
+        elif not call.args or not (
             (last in _LLM_ON_RECEIVER or last in _LLM_ANY) and self._receiver_is_model(func, view)
         ) and not self._object_runs_model(call, view.fn):
-            return False
+            return False  # (no arguments: no instruction to carry)
         return any(self._instruction(a.value, view) for a in call.args)
 
     def _receiver_root(self, func: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -1933,14 +1933,20 @@ def _returned_calls(fn: FunctionInfo, view: _Fn) -> list[cst.Call]:
     calls: list[cst.Call] = []
     seen: set[int] = set()
     while pending:
-        expr = pending.pop()
-        for call in calls_in(expr):
-            if id(call) not in seen:
-                seen.add(id(call))
-                calls.append(call)
-        for name in _names(expr) - names:
-            names.add(name)
-            pending.extend(view.assigned.get(name, ()))
+        skip: set[int] = set()
+        for n in iter_exprs(pending.pop()):  # one walk: the calls, and the variables read (as _names)
+            kind = type(n)  # type tests: libcst's isinstance goes through ABCMeta
+            if kind is cst.Call:
+                if id(n) not in seen:
+                    seen.add(id(n))
+                    calls.append(n)
+            elif kind is cst.Attribute:
+                skip.add(id(n.attr))
+            elif kind is cst.Arg and n.keyword is not None:
+                skip.add(id(n.keyword))
+            elif kind is cst.Name and id(n) not in skip and n.value not in names:
+                names.add(n.value)
+                pending.extend(view.assigned.get(n.value, ()))
     return calls
 
 
