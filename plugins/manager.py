@@ -48,6 +48,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "summaryguard.plugins.checkpoint_attributes",
     "summaryguard.plugins.checkpoint_mappings",
     "summaryguard.plugins.langgraph.plugin",
+    "summaryguard.plugins.langchain.plugin",
     "summaryguard.plugins.openai_agents.plugin",
     "summaryguard.plugins.crewai.plugin",
     "summaryguard.plugins.smolagents.plugin",

@@ -17,13 +17,18 @@ its stamp, so its generation is unknown and the resume fails closed.
 
 Everything reads channel values by duck typing; nothing here imports
 LangGraph or langmem.
+
+A framework built on LangGraph that keeps its summary elsewhere in graph state
+(LangChain's agents keep it as a marked message) registers a *layout*
+(:func:`register_layout`): the layout that claims a state reads it instead, so
+the graph guard, its adapters and its observer stay the ones of this room.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from summaryguard.guard.model import Summary
 from ._refs import DEFAULT_EXTRACTOR, Extractor, every_extractor, lookup_extractor
@@ -39,6 +44,7 @@ __all__ = [
     "locate",
     "make_stamp",
     "next_turn_deps",
+    "register_layout",
     "read_stamp",
     "text_digest",
     "unstamped_note",
@@ -51,6 +57,33 @@ MESSAGES_KEY = "messages"
 DEPS_KEY = "next_turn_deps"
 STAMP_VERSION = 1
 _EXTRA = ("v", "summary_sha256", "refs", "messages_key")
+
+
+class Layout(Protocol):
+    """Where another framework keeps its summary and stamp in LangGraph state."""
+
+    def claims(self, values: Mapping[str, Any]) -> bool: ...
+    def facts(self, values: Mapping[str, Any], step: Any) -> tuple[Any, ...]: ...
+    def drop_manifest(self, values: Mapping[str, Any]) -> tuple[Any, ...]: ...
+    def unstamped_note(self, values: Mapping[str, Any]) -> str | None: ...
+
+
+#: Replaced as a whole on registration, so readers need no lock.
+_layouts: tuple[Layout, ...] = ()
+
+
+def register_layout(layout: Layout) -> None:
+    """Let ``layout`` read the states it claims (registering the same class again replaces it)."""
+    global _layouts
+    _layouts = (*(known for known in _layouts if type(known) is not type(layout)), layout)
+
+
+def _claimed(values: Any) -> Layout | None:
+    if _layouts and isinstance(values, Mapping):
+        for layout in _layouts:
+            if layout.claims(values):
+                return layout
+    return None
 
 
 def text_digest(text: str) -> str:
@@ -105,6 +138,9 @@ def read_stamp(stamp: Any, text: str | None) -> tuple[Summary, Mapping[str, Any]
 
 def unstamped_note(values: Any) -> str | None:
     """Why a state's summary cannot be vouched for, for people (None when it can)."""
+    layout = _claimed(values)
+    if layout is not None:
+        return layout.unstamped_note(values)
     running, stamp, where = locate(values)
     if running is not None and stamp is None:
         if where is None and isinstance(values, Mapping) and STAMP_KEY not in values:
@@ -187,6 +223,9 @@ def facts(values: Any, step: Any) -> tuple[Any, ...]:
       one step) and the references the summary kept plus those of the messages
       it did not fold.
     """
+    layout = _claimed(values)
+    if layout is not None:
+        return layout.facts(values, step)
     turn = step if isinstance(step, int) and not isinstance(step, bool) else None
     running, stamp, _ = locate(values)
     messages_key = MESSAGES_KEY
@@ -213,6 +252,9 @@ def facts(values: Any, step: Any) -> tuple[Any, ...]:
 
 def drop_manifest(values: Any) -> tuple[Any, ...]:
     """What the state's stamped summary dropped (empty without a stamp)."""
+    layout = _claimed(values)
+    if layout is not None:
+        return layout.drop_manifest(values)
     running, stamp, _ = locate(values)
     if stamp is None:
         return ()

@@ -1,4 +1,4 @@
-"""The analyzer's model of LangGraph, langmem and LangChain's agent graphs, as data.
+"""The analyzer's model of LangGraph and langmem, as data (LangChain's ``create_agent`` is the LangChain room's).
 
 Read by the engine through the ``summaryguard_frameworks`` hook and validated
 by :class:`summaryguard.plugins.framework.FrameworkModel` when it loads. Nothing
@@ -63,14 +63,12 @@ MODEL: Mapping[str, Any] = {
             "langmem.short_term.summarization.summarize_messages",
             "langmem.short_term.asummarize_messages",
             "langmem.short_term.summarization.asummarize_messages",
-            "langchain.agents.middleware.SummarizationMiddleware",
-            "langchain.agents.middleware.summarization.SummarizationMiddleware",
         ),
         "summary-types": (
             "langmem.short_term.RunningSummary",
             "langmem.short_term.summarization.RunningSummary",
         ),
-        "tool-decorators": ("langchain_core.tools.tool", "langchain_core.tools.convert.tool", "langchain.tools.tool"),
+        "tool-decorators": ("langchain_core.tools.tool", "langchain_core.tools.convert.tool"),
         "tool-calls": _methods(_TOOL_CLASSES, ("invoke", "ainvoke", "run", "arun"))
         + _methods(("langgraph.prebuilt.ToolNode", "langgraph.prebuilt.tool_node.ToolNode"), ("invoke", "ainvoke")),
         "interrupt-calls": ("langgraph.types.interrupt",),
@@ -85,8 +83,6 @@ MODEL: Mapping[str, Any] = {
     "node_registrations": ("add_node", "add_sequence"),
     "graph_derivations": ("compile", "with_config", "with_retry", "with_listeners", "with_types"),
     "graph_factories": (
-        "langchain.agents.create_agent",
-        "langchain.agents.factory.create_agent",
         "langgraph.prebuilt.create_react_agent",
         "langgraph.prebuilt.chat_agent_executor.create_react_agent",
     ),
@@ -104,5 +100,5 @@ MODEL: Mapping[str, Any] = {
     # A summary held in graph state is written atomically with its checkpoint:
     # only the dependency check is the user's to make (SPEC §5).
     "guarantees": ("generation", "partial"),
-    "words": ("langgraph", "langmem", "add_node", "create_agent", "SummarizationMiddleware", "SummarizationNode"),
+    "words": ("langgraph", "langmem", "add_node", "SummarizationNode"),
 }
