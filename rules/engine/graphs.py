@@ -24,6 +24,7 @@ a project class derived from one. Answers are memoized per node.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -33,6 +34,9 @@ from .names import dotted, last_segment
 from .project import FunctionInfo, ModuleInfo, Project
 from .syntax import calls_in, expressions_of, self_assignments, statements, walk_statements
 from .vocabulary import NameMatcher
+
+if TYPE_CHECKING:  # pragma: no cover
+    from summaryguard.plugins.framework import FrameworkModel
 
 __all__ = ["GraphValues"]
 
@@ -54,8 +58,29 @@ class GraphValues:
         self._memo: dict[tuple[int, int], Step | None] = {}
         self._bodies: dict[int, Step | None] = {}
         self._classes: dict[int, dict[str, cst.ClassDef]] = {}
+        #: Each model with the summarizer names it owns (its compaction calls and summary types).
+        self._owners = [
+            (NameMatcher((*m.vocabulary.get("compaction-calls", ()), *m.vocabulary.get("summary-types", ()))), m)
+            for m in models
+        ]
+        #: The framework model of each summarizer call found (by node id), for its guarantees.
+        self._framework: dict[int, FrameworkModel] = {}
 
     # -- the question ----------------------------------------------------------------------
+
+    def framework_of(self, step: Step) -> FrameworkModel | None:
+        """The model of the framework whose summarizer ``step`` (an answer of :meth:`summarizer`) is.
+
+        What a resume of the graph may take for granted is what *that*
+        framework guarantees of the summaries it writes (``guarantees``): a
+        graph value knows which summarizer it was built with."""
+        return self._framework.get(id(step.node))
+
+    def _own(self, call: cst.Call, qualified: str) -> None:
+        for names, model in self._owners:
+            if names(qualified):
+                self._framework[id(call)] = model
+                return
 
     def summarizer(self, expr: cst.BaseExpression, fn: FunctionInfo, depth: int = 0) -> Step | None:
         """The summarizer built into the graph ``expr`` evaluates to in ``fn``, or None."""
@@ -195,10 +220,13 @@ class GraphValues:
     def _summarizer_call(self, call: cst.Call, fn: FunctionInfo) -> Step | None:
         qualified = fn.module.imports.qualify(call.func) or ""
         if self.vocab.matches("compaction-calls", qualified) or self.vocab.matches("summary-types", qualified):
+            self._own(call, qualified)
             return Step(fn.module.path, call, f"`{last_segment(qualified)}(...)` summarizes this graph's state")
         derived = self._derived_class(call, fn)
         if derived is not None:
-            return Step(fn.module.path, call, f"`{derived}(...)` (a summarizer's subclass) summarizes this graph's state")
+            name, base = derived
+            self._own(call, base)
+            return Step(fn.module.path, call, f"`{name}(...)` (a summarizer's subclass) summarizes this graph's state")
         return None
 
     def _runs_summarizer(self, fn: FunctionInfo) -> Step | None:
@@ -215,8 +243,8 @@ class GraphValues:
                             return found
         return self._bodies[key]
 
-    def _derived_class(self, call: cst.Call, fn: FunctionInfo) -> str | None:
-        """The project class ``call`` instantiates, when it derives from a summarizer class."""
+    def _derived_class(self, call: cst.Call, fn: FunctionInfo) -> tuple[str, str] | None:
+        """The project class ``call`` instantiates and the summarizer class it derives from, if any."""
         name = dotted(call.func)
         if name is None or "." in name:
             return None
@@ -227,7 +255,7 @@ class GraphValues:
             for base in node.bases:
                 qualified = module.imports.qualify(base.value) or ""
                 if self.vocab.matches("compaction-calls", qualified) or self.vocab.matches("summary-types", qualified):
-                    return name
+                    return name, qualified
         return None
 
     def _modules_defining(self, name: str, module: ModuleInfo) -> Iterator[ModuleInfo]:
