@@ -589,8 +589,8 @@ class Evidence(Context):
             source = graphs.summarizer(receiver, self.fn)
             if source is None:
                 return Requirement(frozenset(), label)  # a graph without summarization resumes no summary
-            # What the framework whose summarizer built this graph guarantees (a LangChain
-            # agent's summary is not LangGraph's), else what the resume's framework does.
+            # What the framework whose summarizer built this graph guarantees of its summaries
+            # (one framework's summary is not another's), else what the resume's framework does.
             owner = graphs.framework_of(source) or model
             kinds = ALL_KINDS - {_MODEL_KINDS[k] for k in owner.guarantees}
             resumes = Step(self.fn.module.path, call, f"`{shown(dotted(call.func) or last)}()` continues the thread "
