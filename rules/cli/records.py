@@ -25,6 +25,12 @@ hit, as the run that reads it names the module (a checked file by the path it
 was given, a context module by its absolute path): ``check a.py``,
 ``check .`` and ``check ./a.py`` share records.
 
+The key follows the engine's contract (SPEC §3.1.1, locality). Where the
+engine still breaks it (issue 9: a soft validator's SG104 is reported only when
+a resume in an importer relies on it), a record made with the importer in the
+run serves a run without it; ``tests/cli/test_cli_module_records.py`` pins that
+as a strict xfail, next to ``tests/rules/test_locality.py``'s.
+
 The records of a run are looked up once per module, by the parent process,
 before any analysis (:func:`.batch.check_files`): only the modules that miss
 are analyzed, with the modules they import as context, in one process or in
