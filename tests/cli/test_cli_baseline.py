@@ -23,17 +23,25 @@ from summaryguard.rules.cli import main
 from summaryguard.rules.cli.exitcodes import ExitCode
 
 AGENT = """\
-def next_turn(checkpoint, search_tool):
+def next_turn(checkpoint):
     ctx = checkpoint.resume_context()
-    handle = ctx.get("handle") or search_tool("latest")
+    handle = ctx.get("handle") or search("latest")
     return handle
+
+
+from summaryguard.guard import tool_guard  # noqa: E402  (below, so the lines above keep their numbers)
+
+
+@tool_guard
+def search(query):
+    return query
 """
 SECOND_REDERIVE = """\
 
 
-def other_turn(checkpoint, fetch_tool):
+def other_turn(checkpoint):
     ctx = checkpoint.resume_context()  # noqa: SG101, SG102, SG103
-    token = ctx.get("token") or fetch_tool("token")
+    token = ctx.get("token") or search("token")
     return token
 """
 
@@ -82,13 +90,13 @@ def test_adopt_then_fail_only_on_new_findings(project: Path, capsys: pytest.Capt
     assert findings_json(capsys, "--baseline", "sg-baseline.json") == (ExitCode.OK, [])
     # A new defect of the same kind in the same file is reported, and only it.
     (project / "agent.py").write_text(moved + SECOND_REDERIVE, encoding="utf-8")
-    assert findings_json(capsys, "--baseline", "sg-baseline.json") == (ExitCode.FINDINGS, [(13, "SG201")])
+    assert findings_json(capsys, "--baseline", "sg-baseline.json") == (ExitCode.FINDINGS, [(AGENT.count("\n") + 9, "SG201")])
     # Without the baseline everything shows.
     assert len(findings_json(capsys)[1]) == 5
 
 
 def test_the_same_line_twice_is_two_findings(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    twice = AGENT.replace("    return handle\n", '    again = ctx.get("handle") or search_tool("latest")\n    return handle\n')
+    twice = AGENT.replace("    return handle\n", '    again = ctx.get("handle") or search("latest")\n    return handle\n')
     twice = twice.replace("    again =", "    handle =")
     (project / "agent.py").write_text(twice, encoding="utf-8")
     assert check(capsys, "--baseline", "b.json", "--write-baseline")[0] == ExitCode.OK
@@ -98,7 +106,7 @@ def test_the_same_line_twice_is_two_findings(project: Path, capsys: pytest.Captu
     assert {f.split(":")[1] for f in rederive} == {"0", "1"}
     # A third copy of the same line is one new finding.
     (project / "agent.py").write_text(
-        twice.replace("    return handle\n", '    handle = ctx.get("handle") or search_tool("latest")\n    return handle\n'),
+        twice.replace("    return handle\n", '    handle = ctx.get("handle") or search("latest")\n    return handle\n'),
         encoding="utf-8",
     )
     status, found = findings_json(capsys, "--baseline", "b.json")
@@ -107,7 +115,7 @@ def test_the_same_line_twice_is_two_findings(project: Path, capsys: pytest.Captu
 
 def test_fixed_findings_are_counted_as_stale(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     check(capsys, "--baseline", "b.json", "--write-baseline")
-    (project / "agent.py").write_text(AGENT.replace(' or search_tool("latest")', ""), encoding="utf-8")
+    (project / "agent.py").write_text(AGENT.replace(' or search("latest")', ""), encoding="utf-8")
     status, out, _ = check(capsys, "--baseline", "b.json")
     assert status == ExitCode.OK
     assert "Baseline b.json: 3 known findings not reported; 1 stale entry (fixed since: " in out
@@ -251,7 +259,7 @@ def test_console_script(project: Path) -> None:
     (project / "agent.py").write_text(AGENT + SECOND_REDERIVE, encoding="utf-8")
     result = run("--baseline", "b.json", "--format", "github")
     assert result.returncode == ExitCode.FINDINGS
-    assert result.stdout.startswith("::error file=agent.py,line=9,")
+    assert result.stdout.startswith(f"::error file=agent.py,line={AGENT.count(chr(10)) + 5},")
 
 
 def test_a_file_name_that_is_not_utf8_is_recorded_and_matched(

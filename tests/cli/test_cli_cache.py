@@ -22,10 +22,18 @@ from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules
 FIXTURES = Path(__file__).parents[1] / "rules" / "fixtures"
 
 AGENT = """\
-def next_turn(checkpoint, search_tool):
+def next_turn(checkpoint):
     ctx = checkpoint.resume_context()
-    handle = ctx.get("handle") or search_tool("latest")
+    handle = ctx.get("handle") or search("latest")
     return handle
+
+
+from summaryguard.guard import tool_guard  # noqa: E402  (below, so the lines above keep their numbers)
+
+
+@tool_guard
+def search(query):
+    return query
 """
 PLAIN = "def add(a, b):\n    return a + b\n"
 

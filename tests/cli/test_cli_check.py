@@ -13,10 +13,18 @@ from summaryguard.rules.cli.exitcodes import ExitCode
 
 # One unchecked resume (SG101-103 at line 2) and one re-derivation (SG201 at line 3).
 AGENT = """\
-def next_turn(checkpoint, search_tool):
+def next_turn(checkpoint):
     ctx = checkpoint.resume_context()
-    handle = ctx.get("handle") or search_tool("latest")
+    handle = ctx.get("handle") or search("latest")
     return handle
+
+
+from summaryguard.guard import tool_guard  # noqa: E402  (below, so the lines above keep their numbers)
+
+
+@tool_guard
+def search(query):
+    return query
 """
 AGENT_FINDINGS = [(2, "SG101"), (2, "SG102"), (2, "SG103"), (3, "SG201")]
 
@@ -265,15 +273,17 @@ def test_suppression_applies_to_the_first_line_of_a_finding(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = (
-        "def next_turn(checkpoint, search_tool):\n"
+        "def next_turn(checkpoint):\n"
         "    ctx = checkpoint.resume_context()  # summaryguard: ignore[SG101,SG102,SG103]\n"
-        '    handle = ctx.get("handle") or search_tool(  # noqa: SG201\n'
+        '    handle = ctx.get("handle") or search(  # noqa: SG201\n'
         '        "latest",\n'
         "    )\n"
-        "    other = ctx.get('other') or search_tool(\n"
+        "    other = ctx.get('other') or search(\n"
         "        'x',\n"
         "    )  # noqa: SG201\n"
         "    return handle, other\n"
+        "\n\nfrom summaryguard.guard import tool_guard  # noqa: E402\n\n\n"
+        "@tool_guard\ndef search(query):\n    return query\n"
     )
     write(project / "agent.py", source)
     # The comment on the last line of the second call silences nothing: it is reported (SG001).

@@ -15,10 +15,18 @@ from summaryguard.rules.cli.formats.github import escape_data, escape_property
 from summaryguard.rules.cli.report import BaselineStats, ReadError, Report
 
 AGENT = """\
-def next_turn(checkpoint, search_tool):
+def next_turn(checkpoint):
     ctx = checkpoint.resume_context()
-    handle = ctx.get("handle") or search_tool("latest")
+    handle = ctx.get("handle") or search("latest")
     return handle
+
+
+from summaryguard.guard import tool_guard  # noqa: E402  (below, so the lines above keep their numbers)
+
+
+@tool_guard
+def search(query):
+    return query
 """
 
 
@@ -77,7 +85,7 @@ def test_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pyt
     assert main(["check", "--format", "github", "--select", "SG2"]) == ExitCode.FINDINGS
     out = capsys.readouterr().out.splitlines()
     assert out == [
-        "::error file=agent.py,line=3,col=35,endLine=3,endColumn=56,title=SG201::[rederive-missing-ref] "
+        "::error file=agent.py,line=3,col=35,endLine=3,endColumn=51,title=SG201::[rederive-missing-ref] "
         + out[0].split("] ", 1)[1]
     ]
     assert "re-derives" in out[0]

@@ -38,10 +38,18 @@ SCHEMA_ENV = "SUMMARYGUARD_SARIF_SCHEMA"
 DEFAULT_SCHEMA = ROOT.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json"
 
 AGENT = """\
-def next_turn(checkpoint, search_tool):
+def next_turn(checkpoint):
     ctx = checkpoint.resume_context()
-    handle = ctx.get("handle") or search_tool("latest")
+    handle = ctx.get("handle") or search("latest")
     return handle
+
+
+from summaryguard.guard import tool_guard  # noqa: E402  (below, so the lines above keep their numbers)
+
+
+@tool_guard
+def search(query):
+    return query
 """
 
 
@@ -117,7 +125,7 @@ def test_a_real_run_is_valid_sarif_that_code_scanning_reads(
         "startLine": 3,
         "startColumn": 35,
         "endLine": 3,
-        "endColumn": 56,
+        "endColumn": 51,
     }
     assert len({r["partialFingerprints"][FINGERPRINT_KEY] for r in results}) == len(results)
 

@@ -18,10 +18,18 @@ if SCRIPT is None:  # pragma: no cover - the package is installed for the tests
     pytest.skip("the summaryguard console script is not installed", allow_module_level=True)
 
 AGENT = """\
-def next_turn(checkpoint, search_tool):
+def next_turn(checkpoint):
     ctx = checkpoint.resume_context()
-    handle = ctx.get("handle") or search_tool("latest")
+    handle = ctx.get("handle") or search("latest")
     return handle
+
+
+from summaryguard.guard import tool_guard  # noqa: E402  (below, so the lines above keep their numbers)
+
+
+@tool_guard
+def search(query):
+    return query
 """
 
 

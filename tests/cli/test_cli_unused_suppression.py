@@ -15,10 +15,18 @@ from summaryguard.rules.sg001_unused_suppression import UnusedSuppressionComment
 from summaryguard.rules.cli.suppression import parse_suppressions
 
 AGENT = """\
-def next_turn(checkpoint, search_tool):
+def next_turn(checkpoint):
     ctx = checkpoint.resume_context()  # noqa: SG101, SG102, SG103
-    handle = ctx.get("handle") or search_tool("latest")  # summaryguard: ignore[SG201] reason: idempotent
+    handle = ctx.get("handle") or search("latest")  # summaryguard: ignore[SG201] reason: idempotent
     return handle
+
+
+from summaryguard.guard import tool_guard  # noqa: E402  (below, so the lines above keep their numbers)
+
+
+@tool_guard
+def search(query):
+    return query
 """
 STALE = """\
 def plain(ctx):
@@ -125,14 +133,22 @@ def test_unused_without_spans_and_empty() -> None:
 
 
 TYPOS = """\
-def next_turn(checkpoint, search_tool):
+def next_turn(checkpoint):
     ctx = checkpoint.resume_context()  # summaryguard: ignore[SG10] reason: a prefix
-    handle = ctx.get("handle") or search_tool("latest")  # noqa: SG999
+    handle = ctx.get("handle") or search("latest")  # noqa: SG999
     size = len(handle)  # summaryguard: ignore[SG999]
     other = size + 1  # noqa: E501, BLE001
     again = other  # summaryguard: ignore[SG9, SG20] reason: SG9 starts no rule
     last = again  # summaryguard: ignore[ALL]
     return last  # summaryguard: ignore[SG1]
+
+
+from summaryguard.guard import tool_guard  # noqa: E402  (below, so the lines above keep their numbers)
+
+
+@tool_guard
+def search(query):
+    return query
 """
 
 
