@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .arguments import bound_arguments
 from .conditions import ALL_KINDS, GENERATION
 from .evidence import Evidence
 from .facts import NAME, VALUE, Fact, Recompaction, Step, SummaryRecord, UnserializedWrite
@@ -788,7 +789,7 @@ class _Analysis:
             for callee, _ in self._targets(call, fn):
                 if callee is fn:
                     continue
-                bound = _arguments(call, callee)
+                bound = bound_arguments(call, callee)
                 for inner in self.forwards(callee):
                     arg = bound.get(inner.param)
                     if not (isinstance(arg, cst.Name) and arg.value in params):
@@ -837,7 +838,7 @@ class _Analysis:
             forwards = self.forwards(callee)
             if not forwards:
                 continue
-            bound = _arguments(call, callee)
+            bound = bound_arguments(call, callee)
             for forward in forwards:
                 arg = bound.get(forward.param)
                 if arg is None or not self._instruction(arg, view):
@@ -1132,17 +1133,8 @@ class _Analysis:
         params = self.passes_text(callee)
         if not params:
             return False
-        positional = [p for p in callee.params if p not in ("self", "cls")]
-        index = 0
-        for arg in call.args:
-            if arg.star:
-                continue
-            name = arg.keyword.value if arg.keyword is not None else (
-                positional[index] if index < len(positional) else None
-            )
-            if arg.keyword is None:
-                index += 1
-            if name in params and self.carries(arg.value, view, depth + 1, raw):
+        for name, value in bound_arguments(call, callee).items():
+            if name in params and self.carries(value, view, depth + 1, raw):
                 return True
         return False
 
@@ -1746,12 +1738,7 @@ class _Analysis:
                 continue
             params = self.dispatched_params(callee)
             if params:  # a fire-and-forget helper: ``self.spawn(self.model.ainvoke(...))``
-                positional = [p for p in callee.params if p not in ("self", "cls")]
-                targets = []
-                for index, arg in enumerate(a for a in call.args if a.keyword is None and not a.star):
-                    if index < len(positional) and positional[index] in params:
-                        targets.append(arg.value)
-                targets += [a.value for a in call.args if a.keyword is not None and a.keyword.value in params]
+                targets = [value for name, value in bound_arguments(call, callee).items() if name in params]
                 if targets:
                     yield call, f"`{callee.name}()`, which dispatches its argument", targets
 
@@ -1965,23 +1952,6 @@ def _handed(expr: cst.BaseExpression, params: set[str]) -> set[str]:
     return set()
 
 
-def _arguments(call: cst.Call, callee: FunctionInfo) -> dict[str, cst.BaseExpression]:
-    """The argument each parameter of ``callee`` receives at ``call`` (``*``/``**`` splats skipped)."""
-    positional = [p for p in callee.params if p not in ("self", "cls")]
-    bound: dict[str, cst.BaseExpression] = {}
-    index = 0
-    for arg in call.args:
-        if arg.star:
-            continue
-        if arg.keyword is not None:
-            bound[arg.keyword.value] = arg.value
-        else:
-            if index < len(positional):
-                bound[positional[index]] = arg.value
-            index += 1
-    return bound
-
-
 def _discarded(call: cst.Call, stmt: Stmt) -> bool:
     """``box.append(x)`` as a statement writes into ``box``; ``y = box.insert(x)`` uses what
     the method computes (a container's put returns None), so ``box`` is a helper, not a
@@ -2111,15 +2081,8 @@ def _argument_summary(
     analysis: _Analysis, call: cst.Call, callee: FunctionInfo, wanted: frozenset[str], view: _Fn, steps: list[Step]
 ) -> bool:
     """Does ``call`` pass an earlier summary (by value) to one of ``wanted`` parameters?"""
-    positional = [p for p in callee.params if p not in ("self", "cls")]
-    index = 0
-    for arg in call.args:
-        if arg.star:
-            continue
-        name = arg.keyword.value if arg.keyword is not None else (positional[index] if index < len(positional) else None)
-        if arg.keyword is None:
-            index += 1
-        if name in wanted and analysis.earlier_summary(arg.value, view, steps, set()) == "state":
+    for name, value in bound_arguments(call, callee).items():
+        if name in wanted and analysis.earlier_summary(value, view, steps, set()) == "state":
             return True
     return False
 
