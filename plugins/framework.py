@@ -78,13 +78,18 @@ class FrameworkModel:
     #: its ``summary_offset``. Such a value carries an earlier summary (SG303), whatever
     #: it is called; a history type that only drops events is not listed.
     summary_views: tuple[str, ...] = ()
+    #: Calls that run an agent and continue what their arguments hold (``Runner.run(agent,
+    #: state, session=session)``): a resume from summary state when an argument is a value
+    #: one of the vocabulary's ``compaction-calls`` built (a session that compacts), directly
+    #: or through a name. The resume is this call, not the load of what it is handed.
+    run_calls: tuple[str, ...] = ()
     #: Words that make the text pre-filter keep a file for this framework.
     words: tuple[str, ...] = ()
 
     @property
     def packages(self) -> tuple[str, ...]:
         """The top-level packages the model's qualified names live in (``langgraph``)."""
-        names = [*self.graph_builders, *self.graph_factories, *self.resume_input_types, *self.summary_views]
+        names = [*self.graph_builders, *self.graph_factories, *self.resume_input_types, *self.summary_views, *self.run_calls]
         names += [n for entries in self.vocabulary.values() for n in entries]
         return tuple(sorted({n.partition(".")[0] for n in names if "." in n and not n.startswith("*")}))
 

@@ -519,6 +519,9 @@ class Evidence(Context):
         framework = self._framework_resume(call, receiver, last)
         if framework is not None:
             return framework if framework.kinds else None
+        run = self._run_call_resume(call, qualified, label)
+        if run is not None:
+            return run if run.kinds else None
         if self.vocab.matches("resume-calls", qualified):
             involved = [x for x in inputs if self.summary_involved(x) or self.checkpoint_involved(x)]
             if self._through_import(call) or involved:
@@ -596,6 +599,36 @@ class Evidence(Context):
             resumes = Step(self.fn.module.path, call, f"`{shown(dotted(call.func) or last)}()` continues the thread "
                            "from its checkpoint")
             return Requirement(frozenset(kinds), label, (source, resumes))
+        return None
+
+    def _run_call_resume(self, call: cst.Call, qualified: str, label: str) -> Requirement | None:
+        """A model's ``run_calls`` (``Runner.run(agent, state, session=session)``): the run continues
+        what its arguments hold, so it resumes from summary state when one of them was built by a
+        compaction-call (a session that compacts); otherwise it resumes no summary (a human-approval
+        resume of an agent whose session does not compact)."""
+        for model in self.vocab.frameworks:
+            if qualified not in model.run_calls:
+                continue
+            for arg in call.args:
+                built = self._built_by_compaction(arg.value)
+                if built is None:
+                    continue
+                kinds = ALL_KINDS - {_MODEL_KINDS[k] for k in model.guarantees}
+                path = self.fn.module.path
+                source = Step(path, built, f"`{shown(dotted(built.func) or '')}(...)` compacts the history it holds")
+                return Requirement(frozenset(kinds), label, (source, Step(path, call, f"{label} continues that history")))
+            return Requirement(frozenset(), label)
+        return None
+
+    def _built_by_compaction(self, value: cst.BaseExpression) -> cst.Call | None:
+        """The compaction-call (through an import) that built ``value``, directly or through a name."""
+        values = [value]
+        if isinstance(value, cst.Name):
+            values.extend(self.assigned.get(value.value, ()))
+        for candidate in values:
+            for inner in self._profile(candidate).calls:
+                if self._through_import(inner) and self.vocab.matches("compaction-calls", self.qualified(inner)):
+                    return inner
         return None
 
     def _resume_input(self, call: cst.Call, model: FrameworkModel) -> bool:
