@@ -1,4 +1,4 @@
-"""The LangChain room's boundaries and model: what loads when, and the model as data.
+"""The LangChain room's boundaries, its model as data, and its stamp as a function of the fold.
 
 Import checks run in a fresh interpreter, so what this test process already
 imported cannot hide an import.
@@ -13,6 +13,8 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from summaryguard.plugins.framework import FrameworkModel
 from summaryguard.plugins.langchain.model import MODEL
@@ -91,3 +93,55 @@ def test_an_unknown_name_of_the_room_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="nothing"):
         room.nothing  # noqa: B018
     assert set(room.__all__) <= set(dir(room))
+
+
+# -- the stamp, as a pure function of the fold ---------------------------------------------------
+
+TOOLS = ("create_vm", "open_port", "lookup")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    results=st.lists(st.sampled_from(TOOLS), min_size=1, max_size=8),
+    quoted=st.sets(st.integers(min_value=0, max_value=7)),
+    fallback=st.booleans(),
+)
+def test_the_stamp_drops_exactly_the_latest_results_the_summary_does_not_quote(
+    results: list[str], quoted: set[int], fallback: bool
+) -> None:
+    pytest.importorskip("langchain.agents")
+    from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+    from summaryguard.plugins.langchain._summary import LAYOUT
+
+    messages: list[Any] = [HumanMessage("go", id="h")]
+    for i, tool in enumerate(results):
+        messages.append(AIMessage("", id=f"a{i}", tool_calls=[{"name": tool, "args": {}, "id": f"c{i}"}]))
+        messages.append(ToolMessage(f"handle-{i}", id=f"t{i}", name=tool, tool_call_id=f"c{i}"))
+    text = " ".join(f"handle-{i}" for i in sorted(quoted) if i < len(results))
+    summary = HumanMessage(f"Here is a summary of the conversation to date:\n\n{text}", id="s",
+                           additional_kwargs={"lc_source": "summarization"})
+    update = {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), summary]}
+    middleware = _middleware()
+    stamp = middleware._stamped({"messages": messages}, update, "too long" if fallback else None)["summaryguard"]
+
+    latest = {tool: i for i, tool in enumerate(results)}
+    kept = {tool for tool, i in latest.items() if i in quoted}
+    assert {e["ref"] for e in stamp["drop_manifest"]} == set(latest) - kept
+    assert {e["ref"]: e["last_known"] for e in stamp["drop_manifest"]} == {
+        tool: f"handle-{i}" for tool, i in latest.items() if tool not in kept
+    }
+    assert stamp["verbatim_refs"] == {tool: f"handle-{latest[tool]}" for tool in kept}
+    assert (stamp["generation"], stamp["partial"]) == (1, fallback)
+    _, generation, present, recorded, partial, refs = LAYOUT.facts({"messages": [summary], "summaryguard": stamp}, 3)
+    assert (generation, present, recorded, partial) == (1, True, 1, fallback)
+    assert set(refs) == kept
+
+
+def _middleware() -> Any:
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    from summaryguard.plugins.langchain import StampedSummarization
+
+    return StampedSummarization(GenericFakeChatModel(messages=iter(())), summarizer=lambda messages: "unused")
