@@ -18,8 +18,9 @@ behind the stamp's back. The check that matters is the dependency check, and
 the refusal to re-derive at the tool.
 
 This package is the LangGraph room: everything summaryguard knows about
-LangGraph, langmem and LangChain lives here, and the core (``summaryguard.guard``)
-never imports it. ``plugin`` is the module the plugin manager registers (every
+LangGraph, langmem and LangChain's tools lives here (LangChain's agents,
+``create_agent``, are the LangChain room's, which builds on this one), and the
+core (``summaryguard.guard``) never imports it. ``plugin`` is the module the plugin manager registers (every
 hookimpl of this framework); the private modules hold the runtime wrappers
 (``_graph``: the guarded graph; ``_stamp``: the stamping node; ``_state``: the
 stamp in graph state; ``_refs``: reference extractors; ``_tools``: guarded
