@@ -16,6 +16,7 @@ unknown provenance compounds a loss nobody recorded.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import os
 from typing import Any
@@ -44,38 +45,112 @@ class StampedCompactionSession(OpenAIResponsesCompactionSession):
     def __init__(self, session_id: str, underlying_session: Any, *, records: Any = None, **kwargs: Any) -> None:
         super().__init__(session_id, underlying_session, **kwargs)
         self.records = _folder_for(records, underlying_session)
+        self._client = _StampingClient(self, self._client)
 
     async def run_compaction(self, args: Any = None, *, wrapper: Any = None) -> None:
-        before = as_dicts(await self.underlying_session.get_items())
-        before_digest = items_digest(before)
-        record = self.records.read(self.session_id)
-        completed = _vouch_for(self.session_id, record, before, before_digest)
-        generation = (completed.generation if completed is not None else 0) + 1
-        self.records.write(CompactionRecord(self.session_id, "intent", generation, before_digest, completed))
+        # The SDK decides inside whether to compact (the trigger, the history it matches);
+        # the intent is written only once it calls responses.compact (see _StampingClient),
+        # so a turn whose compaction is declined costs no record write.
+        attempt = _Attempt()
+        token = _attempt.set(attempt)
         try:
             await super().run_compaction(args, wrapper=wrapper)
         except BaseException:
-            after = as_dicts(await self.underlying_session.get_items())
-            if items_digest(after) == before_digest:
-                _restore(self.records, self.session_id, record)  # the SDK put the history back
+            if attempt.started:
+                after = as_dicts(await self.underlying_session.get_items())
+                if items_digest(after) == attempt.before_digest:
+                    _restore(self.records, self.session_id, attempt.record)  # the SDK put the history back
             raise  # otherwise the intent stays: the history is neither the old one nor a recorded new one
+        finally:
+            _attempt.reset(token)
+        if not attempt.started:
+            return  # declined: nothing was compacted, nothing recorded
         after = as_dicts(await self.underlying_session.get_items())
         digest = compaction_digest(after)
-        if items_digest(after) == before_digest or digest is None:
-            _restore(self.records, self.session_id, record)  # declined or skipped: nothing was compacted
+        if items_digest(after) == attempt.before_digest or digest is None:
+            _restore(self.records, self.session_id, attempt.record)  # skipped after the call: nothing replaced
             return
-        summary = _stamp(completed, before, after)
+        generation = attempt.generation
+        summary = _stamp(attempt.completed, attempt.before, after)
         self.records.write(
-            CompactionRecord(self.session_id, "done", generation, before_digest, Completed(generation, digest, summary))
+            CompactionRecord(
+                self.session_id, "done", generation, attempt.before_digest, Completed(generation, digest, summary)
+            )
         )
         turn = current_turn()
         if turn is not None:
             turn.add_dropped(summary.drop_manifest)  # lost to the rest of this resumed run too
 
+    async def _intent(self) -> None:
+        """Called as the SDK calls ``responses.compact``: record the intent before the history changes."""
+        attempt = _attempt.get()
+        if attempt is None:
+            attempt = _Attempt()  # a compact call outside run_compaction: recorded all the same
+        before = as_dicts(await self.underlying_session.get_items())
+        attempt.before, attempt.before_digest = before, items_digest(before)
+        attempt.record = self.records.read(self.session_id)
+        attempt.completed = _vouch_for(self.session_id, attempt.record, before, attempt.before_digest)
+        attempt.generation = (attempt.completed.generation if attempt.completed is not None else 0) + 1
+        self.records.write(
+            CompactionRecord(self.session_id, "intent", attempt.generation, attempt.before_digest, attempt.completed)
+        )
+        attempt.started = True
+
     async def clear_session(self) -> None:
         """Clear the history and its record: a cleared session starts a new conversation."""
         await super().clear_session()
         self.records.remove(self.session_id)
+
+
+class _Attempt:
+    """One ``run_compaction`` call: whether it reached ``responses.compact``, and what it started from."""
+
+    __slots__ = ("started", "before", "before_digest", "record", "completed", "generation")
+
+    def __init__(self) -> None:
+        self.started = False
+        self.before: list[Any] = []
+        self.before_digest = ""
+        self.record: CompactionRecord | None = None
+        self.completed: Completed | None = None
+        self.generation = 0
+
+
+_attempt: contextvars.ContextVar[_Attempt | None] = contextvars.ContextVar("summaryguard_agents_compaction", default=None)
+
+
+class _StampingClient:
+    """The session's client, whose ``responses.compact`` records the intent first (anything else passes through)."""
+
+    def __init__(self, session: StampedCompactionSession, client: Any) -> None:
+        self._session = session
+        self._client = client
+        self.responses = _StampingResponses(self)
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:  # the SDK's own default, resolved when first needed (as the SDK does)
+            self._client = OpenAIResponsesCompactionSession.client.fget(_Unset())  # type: ignore[attr-defined]
+        return self._client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+
+class _Unset:
+    _client = None
+
+
+class _StampingResponses:
+    def __init__(self, owner: _StampingClient) -> None:
+        self._owner = owner
+
+    async def compact(self, **kwargs: Any) -> Any:
+        await self._owner._session._intent()
+        return await self._owner.client.responses.compact(**kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._owner.client.responses, name)
 
 
 def _stamp(completed: Completed | None, before: list[Any], after: list[Any]) -> Any:
@@ -149,4 +224,5 @@ def stamp_compactions(session: Any, *, records: Any = None) -> StampedCompaction
     stamped = object.__new__(StampedCompactionSession)
     stamped.__dict__.update(session.__dict__)  # the same history, client, lock and trigger
     stamped.records = _folder_for(records, session.underlying_session)
+    stamped._client = _StampingClient(stamped, session._client)
     return stamped

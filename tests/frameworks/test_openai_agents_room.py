@@ -271,3 +271,13 @@ def test_the_runtime_core_imports_no_framework() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert json.loads(proc.stdout.splitlines()[-1]) == []
+
+
+def test_a_turn_whose_compaction_is_declined_writes_no_record(tmp_path: Path) -> None:
+    """The runner asks for a compaction after every turn; only one that reaches responses.compact is recorded."""
+    world = app.World(tmp_path / "world.json")
+    session = app.make_session(tmp_path / "s.db")
+    agent, _ = app.make_agent(world, list(app.CREATE))
+    _run(Runner.run(agent, app.REQUEST, session=session))
+    assert not Path(session.records.path(app.SESSION_ID)).exists()
+    assert session._client.client.calls == 0  # the SDK never called responses.compact
