@@ -281,3 +281,21 @@ def test_a_turn_whose_compaction_is_declined_writes_no_record(tmp_path: Path) ->
     _run(Runner.run(agent, app.REQUEST, session=session))
     assert not Path(session.records.path(app.SESSION_ID)).exists()
     assert session._client.client.calls == 0  # the SDK never called responses.compact
+
+
+def test_an_automatic_compaction_after_a_run_is_stamped_too(tmp_path: Path) -> None:
+    """The runner's own compaction (the trigger says yes) goes through the same record: intent, then done."""
+    from agents.memory import OpenAIResponsesCompactionSession
+
+    client = app.CompactClient()
+    session = stamp_compactions(
+        OpenAIResponsesCompactionSession(
+            "auto", SQLiteSession("auto", str(tmp_path / "a.db")), client=client, should_trigger_compaction=lambda c: True
+        )
+    )
+    agent, _ = app.make_agent(app.World(tmp_path / "world.json"), list(app.CREATE))
+    _run(Runner.run(agent, app.REQUEST, session=session))
+    assert client.calls == 1
+    record = session.records.read("auto")
+    assert record.finished and record.generation == 1
+    assert [(e.ref, e.last_known) for e in record.completed.summary.drop_manifest] == [("create_vm", "vm-1")]
