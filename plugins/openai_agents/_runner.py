@@ -2,7 +2,8 @@
 
 The SDK offers one place that sees every run: the default agent runner
 (``agents.run.set_default_agent_runner``); ``Runner.run``, ``run_sync`` and
-``run_streamed`` all go through it. The guarded runner looks at what a run
+``run_streamed`` all go through it (a streamed run is checked before the SDK
+starts its background task, which then runs inside the turn). The guarded runner looks at what a run
 continues (a session's history, a restored ``RunState``: see
 :mod:`._checkpoint`) and, when that holds a compaction, admits the run only
 through :func:`~summaryguard.guard.resume_guard` (observers, then resolution),
@@ -184,15 +185,40 @@ class GuardedRunner(AgentRunner):
         return await _admitted(checkpoint, self._deps_of(checkpoint), self._inner, starting_agent, input, kwargs)
 
     def run_streamed(self, starting_agent: Any, input: Any, **kwargs: Any) -> Any:
+        """``Runner.run_streamed``: checked before the stream starts; its background run is inside the turn."""
         session = kwargs.get("session")
-        if session is not None or not isinstance(input, (str, list)):
-            checkpoint = _read_now(input, session)
-            if checkpoint is not None:
-                raise TypeError(
-                    "a streamed run that continues a compacted history is not checked by summaryguard yet; "
-                    "continue it with Runner.run (checked), or stream a fresh run"
-                )
-        return self._inner.run_streamed(starting_agent, input, **kwargs)
+        checkpoint = _read_now(input, session) if session is not None or not isinstance(input, (str, list)) else None
+        if checkpoint is None:
+            context = contextvars.copy_context()  # a run in the caller's own resumed turn is guarded too
+        else:
+            context = _admitted_now(checkpoint, self._deps_of(checkpoint))
+        run = GuardedRun()
+        context.run(_run.set, run)
+        kwargs = {**kwargs, "hooks": _Hooks(kwargs.get("hooks"), run), "run_config": _with_formatter(kwargs.get("run_config"), run)}
+        # The SDK starts the run as a task of the context it is called in: this one, inside the turn.
+        result = context.run(self._inner.run_streamed, starting_agent, input, **kwargs)
+        events = result.stream_events
+
+        async def stream_events() -> Any:
+            try:
+                async for event in events():
+                    yield event
+            except BaseException as error:
+                refusal = refusal_in(error) or (run.refused[0] if run.refused else None)
+                if refusal is not None:
+                    raise refusal from None
+                raise
+            if run.refused:
+                raise run.refused[0]
+
+        result.stream_events = stream_events  # the caller meets a refusal as itself, not the SDK's UserError
+        return result
+
+
+@resume_guard(deps="deps")
+def _admitted_now(checkpoint: AgentsCheckpoint, deps: Any) -> contextvars.Context:
+    """The context inside the resumed turn ``resume_guard`` admits (for a run the SDK starts as a task)."""
+    return contextvars.copy_context()
 
 
 def _read_now(input: Any, session: Any) -> AgentsCheckpoint | None:

@@ -247,13 +247,45 @@ def test_a_tampered_record_fails_closed(tmp_path: Path) -> None:
     assert caught.value.kind is ReconciliationKind.NO_SUMMARY
 
 
-def test_a_streamed_resume_of_a_compacted_session_is_refused_not_unchecked(tmp_path: Path) -> None:
+def test_a_streamed_resume_is_checked_before_it_starts(tmp_path: Path) -> None:
     world = app.World(tmp_path / "world.json")
-    session = _run(app.create_and_compact(str(tmp_path / "s.db"), world))
+    _run(app.create_and_compact(str(tmp_path / "s.db"), world))
+    guard_runner(deps=["create_vm"])
+    agent, model = app.make_agent(world, [[assistant_message("never")]])
+    with pytest.raises(SummaryReconciliationError) as caught:
+        Runner.run_streamed(agent, "go on", session=app.make_session(tmp_path / "s.db"))
+    assert caught.value.kind is ReconciliationKind.MISSING_DEPENDENCY and model.calls == ()
+
+
+def test_a_streamed_resume_refuses_the_rederivation_to_the_caller(tmp_path: Path) -> None:
+    world = app.World(tmp_path / "world.json")
+    _run(app.create_and_compact(str(tmp_path / "s.db"), world))
     guard_runner()
-    agent, _ = app.make_agent(world, [[assistant_message("never")]])
-    with pytest.raises(TypeError, match="not checked by summaryguard yet"):
-        Runner.run_streamed(agent, "go on", session=session)
+    steps = [[function_call("create_vm", {"size": "small"}, call_id="again")], [assistant_message("never")]]
+    agent, model = app.make_agent(world, steps)
+
+    async def go() -> None:
+        result = Runner.run_streamed(agent, "go on", session=app.make_session(tmp_path / "s.db"))
+        async for _ in result.stream_events():
+            pass
+
+    with pytest.raises(SummaryReconciliationError) as caught:
+        _run(go())
+    assert type(caught.value) is SummaryReconciliationError and caught.value.kind is ReconciliationKind.REDERIVATION
+    assert world.created == ["vm-1"] and len(model.calls) == 1
+
+
+def test_a_fresh_streamed_run_streams_as_before(tmp_path: Path) -> None:
+    guard_runner()
+    agent, _ = app.make_agent(app.World(tmp_path / "world.json"), list(app.CREATE))
+
+    async def go() -> Any:
+        result = Runner.run_streamed(agent, app.REQUEST)
+        async for _ in result.stream_events():
+            pass
+        return result.final_output
+
+    assert _run(go()) == "Created the VM."
 
 
 def test_stamp_compactions_takes_only_a_compaction_session(tmp_path: Path) -> None:
