@@ -28,7 +28,8 @@ from agents.run import get_default_agent_runner, set_default_agent_runner  # noq
 from agents.run_state import RunState  # noqa: E402
 from agents.testing import assistant_message, function_call  # noqa: E402
 
-from summaryguard.guard import ReconciliationKind, SummaryReconciliationError  # noqa: E402
+from summaryguard.guard import AcceptDivergence, ReconciliationKind, SummaryReconciliationError  # noqa: E402
+from summaryguard.plugins import hookimpl  # noqa: E402
 from summaryguard.plugins.openai_agents import guard_runner  # noqa: E402
 
 HERE = Path(__file__).parent
@@ -189,3 +190,30 @@ def test_a_restored_run_state_without_its_session_is_checked_by_its_compaction(
         _run(Runner.run(agent, state))
     assert (caught.value.kind, caught.value.missing_ref) == (ReconciliationKind.MISSING_DEPENDENCY, "create_vm")
     assert model.calls == ()
+
+
+class _Accepting:
+    """A controller's policy as a plugin: accept the divergence on record (new provenance), remember it."""
+
+    def __init__(self) -> None:
+        self.accepted: list[Any] = []
+
+    @hookimpl
+    def summaryguard_resolve_violation(self, error: Any, checkpoint: Any) -> Any:
+        return AcceptDivergence("policy: provision a new VM", accepted_by="policy")
+
+    @hookimpl
+    def summaryguard_divergence_accepted(self, record: Any) -> None:
+        self.accepted.append(record)
+
+
+def test_a_controller_may_accept_the_divergence_on_record(stopped: dict[str, Path], tmp_path: Path, use_plugin: Any) -> None:
+    folder = _copy(stopped["crash"], tmp_path)
+    policy = use_plugin(_Accepting())
+    guard_runner(deps=["create_vm"])
+    world = app.World(folder / "world.json")
+    steps = [[function_call("create_vm", {"size": "small"}, call_id="call-again")], [assistant_message("Attached.")]]
+    agent, _ = app.make_agent(world, steps)
+    result = _run(Runner.run(agent, ATTACH, session=app.make_session(folder / "session.db")))
+    assert result.final_output == "Attached." and world.created == ["vm-1", "vm-2"]  # the new fact, accepted
+    assert [r.ref for r in policy.accepted] == ["create_vm"]
