@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from .suppression import apply_suppressions, parse_suppressions
+from .suppression import apply_suppressions, letter_prefixes, parse_suppressions
 
 if TYPE_CHECKING:  # pragma: no cover
     from summaryguard.rules.engine.findings import Finding
@@ -45,7 +45,7 @@ def check_comments(
     reported (once per comment, naming every such code); those SG001 findings
     can themselves be silenced by naming SG001 in a comment on the line.
     """
-    suppressions = parse_suppressions(text)
+    suppressions = parse_suppressions(text, letter_prefixes(checked if known is None else known))
     if not suppressions.by_line:
         return list(findings)
     from summaryguard.rules.engine.findings import Finding  # only for a file with suppression comments

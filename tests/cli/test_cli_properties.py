@@ -28,3 +28,27 @@ def test_suppressions_never_raise(text: str) -> None:
     for line, codes in suppressions.by_line.items():
         assert 1 <= line <= text.count("\n") + text.count("\r") + 1
         assert all(code == code.upper() for code in codes)
+
+
+_ENTRIES = st.sampled_from(["E501", "SG201", "sg101", "SG9", "SG10", "BLE001", "LG7", "W0611", "SG999"])
+_COMMENTS = st.builds(
+    lambda form, entries: form.format(", ".join(entries)),
+    st.sampled_from(["# noqa: {}", "#noqa:{}", "# summaryguard: ignore[{}]", "# type: ignore  # noqa: {}", "'# noqa: {}'"]),
+    st.lists(_ENTRIES, min_size=1, max_size=3),
+)
+_KNOWN = ("SG001", "SG101", "SG102", "SG201", "SG203")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["x = 1", "f(a)", "s = 'x'"]), _COMMENTS), min_size=1, max_size=6))
+def test_the_letter_filter_changes_no_verdict(lines: list[tuple[str, str]]) -> None:
+    """Skipping the tokenization of files whose comments name only other tools' codes
+    (``letters``) keeps every verdict about our codes: what is silenced, unused, unknown."""
+    text = "".join(f"{code}  {comment}\n" for code, comment in lines)
+    full = parse_suppressions(text)
+    filtered = parse_suppressions(text, {"SG"})
+    for line in range(1, len(lines) + 1):
+        for code in _KNOWN:
+            assert full.silences(line, code) == filtered.silences(line, code)
+    assert full.unknown(_KNOWN) == filtered.unknown(_KNOWN)
+    assert full.unused([], _KNOWN) == filtered.unused([], _KNOWN)
