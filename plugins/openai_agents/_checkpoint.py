@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from summaryguard.guard.model import DroppedRef
+
 from ._items import as_dicts, compaction_digest, items_digest, tool_refs
 from ._records import CompactionRecord, RecordFolder, known_folders
 
@@ -134,14 +135,14 @@ def _checkpoint(
     def made(facts: tuple[Any, ...], note: str | None) -> AgentsCheckpoint:
         return AgentsCheckpoint(session_id, facts, dropped, note, folder)
 
-    if record is not None and not record.finished and session_items is not None:
-        if items_digest(session_items) != record.before:
-            generation = record.generation
-            return made(
-                (turn, generation, True, generation, True, frozenset(present)),
-                f"compaction generation {generation} was started (intent recorded) and never recorded done: "
-                "the process stopped between folding the history and storing the compacted items",
-            )
+    unfinished = record is not None and not record.finished
+    if unfinished and session_items is not None and items_digest(session_items) != record.before:
+        generation = record.generation
+        return made(
+            (turn, generation, True, generation, True, frozenset(present)),
+            f"compaction generation {generation} was started (intent recorded) and never recorded done: "
+            "the process stopped between folding the history and storing the compacted items",
+        )
     digests = [(what, d) for what, d in (("the session", session_digest), ("the restored RunState", state_digest)) if d]
     if completed is None:
         if not digests:

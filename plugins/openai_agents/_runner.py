@@ -33,11 +33,11 @@ from typing import Any
 from agents.lifecycle import RunHooks, RunHooksBase
 from agents.run import AgentRunner, get_default_agent_runner, set_default_agent_runner
 from agents.run_config import RunConfig
-
 from summaryguard.guard.errors import SummaryReconciliationError
 from summaryguard.guard.resume import resume_guard
 from summaryguard.guard.tools import refuse_rederivation
 from summaryguard.guard.turn import current_turn
+
 from ._checkpoint import AgentsCheckpoint, resume_checkpoint
 
 __all__ = ["GuardedRunner", "current_run", "guard_runner", "refusal_in"]

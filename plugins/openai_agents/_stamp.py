@@ -22,10 +22,10 @@ import os
 from typing import Any
 
 from agents.memory import OpenAIResponsesCompactionSession
-
 from summaryguard.guard.compactor import Compactor, Turn
 from summaryguard.guard.errors import ReconciliationKind, SummaryReconciliationError
 from summaryguard.guard.turn import current_turn
+
 from ._items import as_dicts, compaction_digest, items_digest, readable_text, tool_refs
 from ._records import CompactionRecord, Completed, RecordFolder
 
@@ -105,7 +105,7 @@ class StampedCompactionSession(OpenAIResponsesCompactionSession):
 class _Attempt:
     """One ``run_compaction`` call: whether it reached ``responses.compact``, and what it started from."""
 
-    __slots__ = ("started", "before", "before_digest", "record", "completed", "generation")
+    __slots__ = ("before", "before_digest", "completed", "generation", "record", "started")
 
     def __init__(self) -> None:
         self.started = False

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from summaryguard.guard.tools import tool_guard, tool_names
+
 from ._runner import enforce, refusal_in
 
 __all__ = ["guard_tool", "is_function_tool"]
@@ -50,6 +51,8 @@ class _GuardedInvoker:
         return _GuardedInvoker(bind(function_tool) if callable(bind) else self._inner, self.__summaryguard_tool__)
 
     def __getattr__(self, name: str) -> Any:
+        if name == "_inner":  # not set yet (a copy under construction): no recursion
+            raise AttributeError(name)
         return getattr(self._inner, name)
 
 
@@ -66,7 +69,10 @@ def guard_tool(tool: Any, *, name: str | Iterable[str] | None = None) -> Any:
         raise TypeError(f"guard_tool() takes a FunctionTool or a function, got {type(tool).__name__}")
     if isinstance(tool.on_invoke_tool, _GuardedInvoker):
         return tool  # already guarded
-    from agents.tool import resolve_function_tool_failure_error_function, set_function_tool_failure_error_function
+    from agents.tool import (
+        resolve_function_tool_failure_error_function,
+        set_function_tool_failure_error_function,
+    )
 
     names = tool_names(tool, name if name is not None else tool.name)
     guarded = copy.copy(tool)  # the SDK's copy rebinds the invoker's failure policy to the copy

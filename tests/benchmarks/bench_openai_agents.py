@@ -36,7 +36,6 @@ from agents import Agent, Runner, function_tool
 from agents.memory import OpenAIResponsesCompactionSession, SQLiteSession
 from agents.run import AgentRunner, set_default_agent_runner
 from agents.testing import ScriptedModel, assistant_message, function_call
-
 from summaryguard.plugins.openai_agents import guard_runner, stamp_compactions
 
 STEPS = 10

@@ -33,7 +33,6 @@ from typing import Any
 from agents import Agent, Runner, function_tool
 from agents.memory import OpenAIResponsesCompactionSession, SQLiteSession
 from agents.testing import ScriptedModel, assistant_message, function_call
-
 from summaryguard.plugins.openai_agents import stamp_compactions
 
 SESSION_ID = "provision-1"

@@ -22,15 +22,18 @@ import pytest
 
 pytest.importorskip("agents")
 
-import openai_agents_app as app  # noqa: E402  (tests/frameworks is on sys.path: rootdir-relative import)
-from agents import Runner  # noqa: E402
-from agents.run import get_default_agent_runner, set_default_agent_runner  # noqa: E402
-from agents.run_state import RunState  # noqa: E402
-from agents.testing import assistant_message, function_call  # noqa: E402
-
-from summaryguard.guard import AcceptDivergence, ReconciliationKind, SummaryReconciliationError  # noqa: E402
-from summaryguard.plugins import hookimpl  # noqa: E402
-from summaryguard.plugins.openai_agents import guard_runner  # noqa: E402
+import openai_agents_app as app
+from agents import Runner
+from agents.run import get_default_agent_runner, set_default_agent_runner
+from agents.run_state import RunState
+from agents.testing import assistant_message, function_call
+from summaryguard.guard import (
+    AcceptDivergence,
+    ReconciliationKind,
+    SummaryReconciliationError,
+)
+from summaryguard.plugins import hookimpl
+from summaryguard.plugins.openai_agents import guard_runner
 
 HERE = Path(__file__).parent
 ATTACH = "Attach the disk now."
@@ -44,7 +47,11 @@ def stopped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """
     base = tmp_path_factory.mktemp("stopped")
     proc = subprocess.run(
-        [sys.executable, str(HERE / "openai_agents_app.py"), "all", str(base)], capture_output=True, text=True, timeout=180
+        [sys.executable, str(HERE / "openai_agents_app.py"), "all", str(base)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
     )
     statuses = dict(line.split()[1:] for line in proc.stdout.splitlines() if line.startswith("exit "))
     assert statuses == {"crash": "-9", "torn": "-9", "approve": "0"}, f"{proc.stdout}\n{proc.stderr}"

@@ -17,15 +17,14 @@ import pytest
 
 pytest.importorskip("agents")
 
-import openai_agents_app as app  # noqa: E402
-from agents import Agent, Runner, function_tool  # noqa: E402
-from agents.exceptions import UserError  # noqa: E402
-from agents.memory import SQLiteSession  # noqa: E402
-from agents.run import get_default_agent_runner, set_default_agent_runner  # noqa: E402
-from agents.run_state import RunState  # noqa: E402
-from agents.testing import ScriptedModel, assistant_message, function_call  # noqa: E402
-
-from summaryguard.guard import (  # noqa: E402
+import openai_agents_app as app
+from agents import Agent, Runner, function_tool
+from agents.exceptions import UserError
+from agents.memory import SQLiteSession
+from agents.run import get_default_agent_runner, set_default_agent_runner
+from agents.run_state import RunState
+from agents.testing import ScriptedModel, assistant_message, function_call
+from summaryguard.guard import (
     Checkpoint,
     DroppedRef,
     ReconciliationKind,
@@ -35,7 +34,11 @@ from summaryguard.guard import (  # noqa: E402
     resume_guard,
     tool_guard,
 )
-from summaryguard.plugins.openai_agents import guard_runner, guard_tool, stamp_compactions  # noqa: E402
+from summaryguard.plugins.openai_agents import (
+    guard_runner,
+    guard_tool,
+    stamp_compactions,
+)
 
 SDK_TEXT = "An error occurred while running the tool. Please try again."
 
