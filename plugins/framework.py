@@ -83,6 +83,9 @@ class FrameworkModel:
     #: one of the vocabulary's ``compaction-calls`` built (a session that compacts), directly
     #: or through a name. The resume is this call, not the load of what it is handed.
     run_calls: tuple[str, ...] = ()
+    #: Calls that install a checked runner for the whole process (``guard_runner()``): called
+    #: at the top level of a module, every ``run_calls`` call in that module is checked.
+    run_guards: tuple[str, ...] = ()
     #: Words that make the text pre-filter keep a file for this framework.
     words: tuple[str, ...] = ()
 

@@ -72,5 +72,8 @@ MODEL: Mapping[str, Any] = {
         ),
     },
     "run_calls": _methods(_RUNNERS, ("run", "run_sync", "run_streamed")),
+    # guard_runner() installs the checked runner for the process: at a module's top level it
+    # covers every run in that module (in a function, it is a validator that dominates what follows).
+    "run_guards": (f"{_ROOM}.guard_runner", f"{_ROOM}._runner.guard_runner"),
     "words": ("Runner", "RunState", "OpenAIResponsesCompactionSession", "run_compaction", "function_tool"),
 }

@@ -45,6 +45,7 @@ _CONTEXT_WORDS = ("context", "ctx", "state", "session", "memory", "checkpoint", 
 _MODEL_KINDS = {"generation": GENERATION, "partial": PARTIAL, "deps": DEPS}
 
 
+
 #: Keys whose reading makes a mapping summary state on its own (``checkpoint["summary"]``).
 #: A bare ``"generation"`` is not one: an evolutionary-algorithm checkpoint has one too.
 _STRONG_SUMMARY_KEYS = lexicon.STRONG_SUMMARY_ATTRS - {"generation"}
@@ -609,6 +610,8 @@ class Evidence(Context):
         for model in self.vocab.frameworks:
             if qualified not in model.run_calls:
                 continue
+            if model.run_guards and self._module_installs(model.run_guards):
+                return Requirement(frozenset(), label)  # the module installed a checked runner at import
             for arg in call.args:
                 built = self._built_by_compaction(arg.value)
                 if built is None:
@@ -619,6 +622,20 @@ class Evidence(Context):
                 return Requirement(frozenset(kinds), label, (source, Step(path, call, f"{label} continues that history")))
             return Requirement(frozenset(), label)
         return None
+
+    def _module_installs(self, guards: tuple[str, ...]) -> bool:
+        """Whether this module's top level calls one of ``guards`` (its top-level statements only:
+        asked only at a ``run_calls`` call, so no cache is worth keeping)."""
+        module = self.fn.module
+        for stmt in module.tree.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                value = getattr(small, "value", None)
+                name = dotted(value.func) if isinstance(value, cst.Call) else None
+                if name and module.imports.qualify_name(name) in guards:
+                    return True
+        return False
 
     def _built_by_compaction(self, value: cst.BaseExpression) -> cst.Call | None:
         """The compaction-call (through an import) that built ``value``, directly or through a name."""
