@@ -45,7 +45,6 @@ _CONTEXT_WORDS = ("context", "ctx", "state", "session", "memory", "checkpoint", 
 _MODEL_KINDS = {"generation": GENERATION, "partial": PARTIAL, "deps": DEPS}
 
 
-
 #: Keys whose reading makes a mapping summary state on its own (``checkpoint["summary"]``).
 #: A bare ``"generation"`` is not one: an evolutionary-algorithm checkpoint has one too.
 _STRONG_SUMMARY_KEYS = lexicon.STRONG_SUMMARY_ATTRS - {"generation"}
