@@ -105,6 +105,13 @@ class _Hooks(RunHooks):
             await self._user.on_tool_end(context, agent, tool, result)
 
 
+def _hooks(user: Any, run: GuardedRun) -> Any:
+    """Our hooks around the user's; what the SDK would refuse (agent-scoped hooks) is left for it to refuse."""
+    if user is not None and not isinstance(user, RunHooksBase):
+        return user
+    return _Hooks(user, run)
+
+
 def _delegate(name: str) -> Any:
     async def hook(self: _Hooks, *args: Any, **kwargs: Any) -> Any:
         if self._user is not None:
@@ -142,7 +149,7 @@ async def _run_guarded(inner: Any, agent: Any, input: Any, kwargs: dict[str, Any
     """One run with the refusal hooks in place; a refusal met anywhere in it reaches the caller as itself."""
     run = GuardedRun()
     token = _run.set(run)
-    kwargs = {**kwargs, "hooks": _Hooks(kwargs.get("hooks"), run), "run_config": _with_formatter(kwargs.get("run_config"), run)}
+    kwargs = {**kwargs, "hooks": _hooks(kwargs.get("hooks"), run), "run_config": _with_formatter(kwargs.get("run_config"), run)}
     try:
         result = await inner.run(agent, input, **kwargs)
     except BaseException as error:
@@ -194,7 +201,7 @@ class GuardedRunner(AgentRunner):
             context = _admitted_now(checkpoint, self._deps_of(checkpoint))
         run = GuardedRun()
         context.run(_run.set, run)
-        kwargs = {**kwargs, "hooks": _Hooks(kwargs.get("hooks"), run), "run_config": _with_formatter(kwargs.get("run_config"), run)}
+        kwargs = {**kwargs, "hooks": _hooks(kwargs.get("hooks"), run), "run_config": _with_formatter(kwargs.get("run_config"), run)}
         # The SDK starts the run as a task of the context it is called in: this one, inside the turn.
         result = context.run(self._inner.run_streamed, starting_agent, input, **kwargs)
         events = result.stream_events

@@ -334,3 +334,24 @@ def test_an_automatic_compaction_after_a_run_is_stamped_too(tmp_path: Path) -> N
     record = session.records.read("auto")
     assert record.finished and record.generation == 1
     assert [(e.ref, e.last_known) for e in record.completed.summary.drop_manifest] == [("create_vm", "vm-1")]
+
+
+def test_the_users_own_run_hooks_still_run_under_the_guarded_runner(tmp_path: Path) -> None:
+    from agents import RunHooks
+
+    seen: list[str] = []
+
+    class Hooks(RunHooks):
+        async def on_agent_start(self, context: Any, agent: Any) -> None:
+            seen.append("agent_start")
+
+        async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+            seen.append(f"tool_start:{tool.name}")
+
+        async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
+            seen.append(f"tool_end:{result}")
+
+    guard_runner()
+    agent, _ = app.make_agent(app.World(tmp_path / "world.json"), list(app.CREATE))
+    _run(Runner.run(agent, app.REQUEST, hooks=Hooks()))
+    assert seen[:3] == ["agent_start", "tool_start:create_vm", "tool_end:vm-1"]
