@@ -18,7 +18,10 @@ The work has two parts, because the analysis crosses modules:
    the files of the run (a pre-commit hook passes only the staged files) are
    found on disk, screened the same way, and analyzed with them as
    *context*, never reported (see :mod:`.dependencies`), so a validator in
-   ``recovery.py`` still protects a resume in ``loop.py``. Each checked
+   ``recovery.py`` still protects a resume in ``loop.py``. So are the
+   files of the run that the screening rejects but that lend their classes
+   (a factory of model clients, :meth:`Analyzer.lent_facts`), where a
+   screened-in file imports them. Each checked
    module's findings are recorded under a key of its content and of the
    modules it imports, transitively (see :mod:`.records`); the records are
    looked up here, once per module, and only the modules that miss are
@@ -139,16 +142,19 @@ def check_files(
             cache.store_screen(digests[path], verdict, imports.get(path) if verdict[0] else None)
 
     wanted: list[tuple[str, str]] = []
+    lenders: set[str] = set()  # screened out, but lending their classes: context where imported
     for path, text in batch.sources:
         needs, errors = verdicts[path]
         batch.errors.extend(FileError(path, line, message) for line, message in errors)
         if needs:
             wanted.append((path, text))
+        elif analyzer.prefilter.lends_classes(text):
+            lenders.add(path)
 
     if wanted:
         context = find_dependencies(
             [(path, imports.get(path, ())) for path, _ in wanted],
-            [path for path, _ in batch.sources],
+            [path for path, _ in batch.sources if path not in lenders],
             None if root is None else os.path.realpath(root),
             lambda targets: _load_context(targets, analyzer, cache, facts),
         )
@@ -279,6 +285,7 @@ def _load_context(
 
     loaded: dict[str, Dependency] = {}
     misses: list[tuple[str, str, str]] = []
+    lent: list[tuple[str, str, str]] = []  # screened out: maybe lending their classes
     for target in targets:
         raw = _read_bytes(target)
         if isinstance(raw, ReadError):
@@ -292,8 +299,12 @@ def _load_context(
         if cached is not None:
             if cached[0]:
                 loaded[target] = Dependency(target, text, digest, known[target])
-        elif analyzer.might_matter(text):  # a module the text scan rejects lends no fact
+            else:
+                lent.append((target, text, digest))
+        elif analyzer.might_matter(text):
             misses.append((target, text, digest))
+        else:
+            lent.append((target, text, digest))
     if misses:
         computed = screen_texts(analyzer, [(target, text) for target, text, _ in misses])
         for (target, text, digest), (verdict, file_facts) in zip(misses, computed):
@@ -303,6 +314,14 @@ def _load_context(
             if verdict[0] and file_facts is not None:
                 facts[target] = file_facts
                 loaded[target] = Dependency(target, text, digest, found)
+            else:
+                lent.append((target, text, digest))
+    for target, text, digest in lent:
+        # screened out: it can still lend its classes (a factory of model clients), else no fact
+        lent_facts = analyzer.lent_facts(target, text)
+        if lent_facts is not None:
+            facts[target] = lent_facts
+            loaded[target] = Dependency(target, text, digest, lent_facts.imports)
     return loaded
 
 

@@ -86,12 +86,16 @@ class ScreenFacts:
     skeleton: Skeleton
     #: The modules it imports, as written (see :func:`.names.imported_modules`).
     imports: tuple[str, ...] = ()
+    #: Screened out, but it lends its classes (see :meth:`Analyzer.lent_facts`): context only.
+    lends: bool = False
 
 
-def _facts(text: str, tree: ast.Module, file_scan: FileScan, registrations: frozenset[str]) -> ScreenFacts:
+def _facts(
+    text: str, tree: ast.Module, file_scan: FileScan, registrations: frozenset[str], lends: bool = False
+) -> ScreenFacts:
     return ScreenFacts(
         FileScan(file_scan.depth, "", file_scan.functions), file_graph_nodes(tree, registrations),
-        skeleton(text, tree), imported_modules(tree),
+        skeleton(text, tree), imported_modules(tree), lends,
     )
 
 
@@ -163,14 +167,18 @@ class Analyzer:
             sink = [] if is_context else errors  # a module not being checked reports nothing
             known = facts.get(path) if facts is not None else None
             if known is None:
+                found = None
                 if not self.might_matter(text):
                     sink.extend(self.syntax_errors(path, text))
-                    continue
-                found = self._scan_tree(path, text, sink)
-                if found is None:
-                    continue
-                known = _facts(text, *found, self.registrations)
+                else:
+                    found = self._scan_tree(path, text, sink)
+                known = _facts(text, *found, self.registrations) if found is not None else self.lent_facts(path, text)
                 del found
+                if known is None:
+                    continue
+            if known.lends and not is_context:  # it lends its classes; nothing in it is checked
+                is_context = True
+                unchecked.add(path)
             screened.append((path, text, known, is_context))
         scans = [f.scan for _, _, f, _ in screened]
         relevant = relevant_functions(scans, self.prefilter.function_matters)
@@ -184,7 +192,7 @@ class Analyzer:
             sink = [] if is_context else errors
             outlined = outline_skeleton(
                 text, file_facts.skeleton, file_facts.scan, module_name_for(path)[0], relevant,
-                self.prefilter.any_evidence, nodes,
+                self.prefilter.any_evidence, nodes, self.prefilter.lent_function_matters if file_facts.lends else None,
             )
             tree = self._parse_cst(path, outlined, sink)
             if tree is None:
@@ -239,7 +247,8 @@ class Analyzer:
 
         The answer depends on the text alone, never on other files (the CLI
         caches it by content and computes it in worker processes); a file
-        screened out contributes nothing to the analysis of the others."""
+        screened out contributes nothing to the analysis of the others, unless
+        it lends its classes (:meth:`lent_facts`, decided on its text too)."""
         screened_in, errors, _ = self.screen_facts(path, text)
         return screened_in, errors
 
@@ -252,6 +261,23 @@ class Analyzer:
         if found is None:
             return False, errors, None
         return True, errors, _facts(text, *found, self.registrations)
+
+    def lent_facts(self, path: str, text: str) -> ScreenFacts | None:
+        """What :meth:`analyze` needs of a file screened out that still lends its classes
+        (:meth:`~.prefilter.Prefilter.lends_classes`: it defines a class and names a model
+        library or an LLM), or None. Such a module is analyzed as context only: its
+        classes, a factory's returns and the overrides that call a model count for the
+        files that import it (a value's class decides what its methods run, see
+        :mod:`.classes`). Text alone decides, as for every screening verdict; nothing in
+        it is reported, errors included (its syntax errors are the screening's)."""
+        if not self.prefilter.lends_classes(text):
+            return None
+        found = self._scan_tree(path, text, [], gate=False)
+        if found is None:
+            return None
+        lent = _facts(text, *found, self.registrations, lends=True)
+        # no class after all ("class " in a docstring): nothing to lend
+        return lent if any(not item[0] for item in lent.skeleton) else None
 
     def _parse_cst(self, path: str, text: str, errors: list[FileError]) -> cst.Module | None:
         """Parse with libcst, after CPython's parser (10x cheaper) has vouched for
@@ -273,7 +299,9 @@ class Analyzer:
             errors.append(FileError(path, None, message))
         return None
 
-    def _scan_tree(self, path: str, text: str, errors: list[FileError]) -> tuple[ast.Module, FileScan] | None:
+    def _scan_tree(
+        self, path: str, text: str, errors: list[FileError], gate: bool = True
+    ) -> tuple[ast.Module, FileScan] | None:
         """CPython's parse and the code-word gate: the tree and the scan, or None (errors added).
 
         The size limits come first: counting lines costs a pass over the text, a
@@ -308,7 +336,7 @@ class Analyzer:
                 FileError(path, None, f"too deeply nested to analyze ({file_scan.depth} levels, at most {MAX_DEPTH})")
             )
             return None
-        if not self.prefilter.code_matters(file_scan.words) and not self.prefilter.wanted_by_plugin(text):
+        if gate and not self.prefilter.code_matters(file_scan.words) and not self.prefilter.wanted_by_plugin(text):
             return None
         return tree, file_scan
 

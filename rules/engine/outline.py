@@ -20,6 +20,8 @@ A function's body is kept when any of these holds (decided on CPython's tree):
   words (threads, tasks, executors, callbacks, locks, and the framework models'
   node registrations and pauses) that SG203/SG304 and the graph facts read;
 * it imports something (imports anywhere count for the whole module);
+* the module only lends its classes (see :meth:`.prefilter.Prefilter.lends_classes`) and
+  ``lent`` keeps the function: a factory's return, an override that calls a model;
 * its name is passed to some node registration of the run (``add_node(...)``: a graph node
   of a summarizing module becomes relevant after parsing), or a relevant
   function calls it by that name (the evidence of a call reads one level into
@@ -117,8 +119,10 @@ def outline_skeleton(
     relevant: set[str],
     evidence: Callable[[str], bool],
     nodes: set[str],
+    lent: Callable[[str, Iterable[str]], bool] | None = None,
 ) -> str:
-    """:func:`outline`, from the module's :func:`skeleton` instead of its tree."""
+    """:func:`outline`, from the module's :func:`skeleton` instead of its tree; ``lent``
+    (words, calls) keeps more of a module that only lends its classes."""
     if "\r" in text:
         return text
     spans: list[tuple[int, int, str]] = []
@@ -130,6 +134,8 @@ def outline_skeleton(
         if words is None:
             return True
         joined = "\n".join(words.words)
+        if lent is not None and lent(joined, words.calls):
+            return True
         return evidence(joined) or any(w in joined for w in _CONCURRENCY)
 
     def visit(items: Skeleton, prefix: str) -> bool:

@@ -17,6 +17,13 @@ passed (identifiers, attribute names and short string keys, collected from the
 stdlib ``ast`` the engine parses first): documentation that talks about
 summaries and resumes, like ``pydoc_data/topics.py``, passes the text scan but
 not this one, and is never handed to libcst.
+
+A second, cheaper verdict, :meth:`Prefilter.lends_classes`, is asked of a file
+the scan rejects: a module that defines classes and names a model library or
+an LLM (``class LLMClient`` whose factory returns provider clients that call
+an SDK) cannot hold a finding, but an instance of its classes can run a model
+in a file that can (SPEC §3.1.1: a model call is known by value, through the
+class a factory returns). Such a module is analyzed as context, never checked.
 """
 
 from __future__ import annotations
@@ -55,6 +62,14 @@ _WORDS = {
     "T": ("tool", "Tool"),
     "K": ("messages", "turns", "transcript", "conversation", "history", "llm", "invoke", "completions", "compact"),
 }
+
+
+#: A module that lends its classes: it defines one, and names a model library or an LLM.
+_LENDS_CLASS = "class "
+_LENDS_MODEL = (
+    "llm", "LLM", "Llm", "openai", "OpenAI", "anthropic", "Anthropic", "litellm", "ollama", "Ollama",
+    "mistralai", "cohere", "genai", "langchain",
+)
 
 
 @lru_cache(maxsize=1)
@@ -179,6 +194,19 @@ class Prefilter:
         return any(groups.has(group, words) for group in ("E", "R", "S", "C", "K", "G", "T")) or any(
             w in words for w in (*self._interrupt_words, *self._model_words)
         )
+
+    @staticmethod
+    def lends_classes(text: str) -> bool:
+        """Whether a file the text scan rejects still lends its classes to the analysis of
+        others (see module doc): text alone, like every screening verdict."""
+        return _LENDS_CLASS in text and any(word in text for word in _LENDS_MODEL)
+
+    @staticmethod
+    def lent_function_matters(words: str, calls: Iterable[str]) -> bool:
+        """Whether a function of a lending module keeps its body: its words name a model
+        library or an LLM (an override that calls an SDK), or it builds an instance of a
+        class (a factory's return: which class a value is decides what its methods run)."""
+        return any(word in words for word in _LENDS_MODEL) or any(c[:1].isupper() for c in calls)
 
     def wanted_by_plugin(self, text: str) -> bool:
         return self.extra is not None and self.extra.search(text) is not None

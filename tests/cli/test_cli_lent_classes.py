@@ -1,0 +1,73 @@
+"""Modules that lend their classes (Prefilter.lends_classes, Analyzer.lent_facts) through the command line.
+
+A factory module and a provider module that never mention a summary are screened
+out, but they define classes and name an LLM or a model library: the compaction
+that imports them is checked with them as context. The same findings whether the
+importer is checked alone (pre-commit: the dependency finder loads them) or with
+the whole tree (CI: they are files of the run, screened out, and context all the
+same), with or without the result cache, and none at all when the classes call
+no model (SPEC §3.1.1, locality). Real files, real runs of ``check_files``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from summaryguard.rules.cli.batch import check_files
+from summaryguard.rules.cli.cache import CACHE_FOLDER, ResultCache
+from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules, expected_findings
+
+FIXTURES = Path(__file__).parents[1] / "rules" / "fixtures"
+ANALYZER = Analyzer(Vocabulary.build(), all_rules())
+
+
+def _project(tmp_path: Path, folder: str) -> Path:
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / folder, root / "app")
+    (root / "app" / "__init__.py").write_text("")
+    return root
+
+
+def _found(root: Path, files: list[str], cached: bool) -> tuple[set[tuple[str, int, str]], list[str]]:
+    cache = ResultCache(root / CACHE_FOLDER, "settings") if cached else None
+    batch = check_files([str(root / f) for f in files], ANALYZER, cache, jobs=1, root=root)
+    assert batch.errors == []
+    found = {(Path(f.path).name, f.line, f.code) for f in batch.findings}
+    return found, sorted(Path(p).name for p in batch.context)
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_the_importer_alone_and_the_whole_tree_see_the_lent_classes(tmp_path: Path, cached: bool) -> None:
+    root = _project(tmp_path, "lent_factory")
+    compaction = root / "app" / "compaction.py"
+    expected = {("compaction.py", line, code) for line, code in expected_findings(compaction.read_text())}
+    assert expected  # the fixture means what it says
+    tree = sorted(str(p.relative_to(root)) for p in (root / "app").glob("*.py"))
+    whole, whole_context = _found(root, tree, cached)
+    alone, alone_context = _found(root, ["app/compaction.py"], cached)
+    again, _ = _found(root, tree, cached)  # warm when cached: from the module records
+    assert whole == alone == again == expected
+    # the lenders are context in both runs, never reported
+    assert whole_context == alone_context == ["clients.py", "providers.py"]
+
+
+def test_classes_that_call_no_model_lend_no_summarizer(tmp_path: Path) -> None:
+    root = _project(tmp_path, "lent_factory_no_model")
+    tree = sorted(str(p.relative_to(root)) for p in (root / "app").glob("*.py"))
+    whole, context = _found(root, tree, cached=False)
+    alone, _ = _found(root, ["app/compaction.py"], cached=False)
+    assert whole == alone == set()
+    assert context == ["client_factory.py"]  # it names an LLM setting; client_kinds.py names no model
+
+
+def test_a_module_screened_out_that_names_no_model_is_not_context(tmp_path: Path) -> None:
+    root = _project(tmp_path, "lent_factory")
+    providers = root / "app" / "providers.py"
+    providers.write_text(providers.read_text().replace("import openai", "import json").replace("openai.OpenAI", "json.JSONEncoder"))
+    clients = root / "app" / "clients.py"
+    clients.write_text(clients.read_text().replace("llm_config", "settings"))
+    _, context = _found(root, ["app/compaction.py"], cached=False)
+    assert context == []
