@@ -603,14 +603,19 @@ class Evidence(Context):
 
     def _run_call_resume(self, call: cst.Call, qualified: str, label: str) -> Requirement | None:
         """A model's ``run_calls`` (``Runner.run(agent, state, session=session)``): the run continues
-        what its arguments hold, so it resumes from summary state when one of them was built by a
-        compaction-call (a session that compacts); otherwise it resumes no summary (a human-approval
-        resume of an agent whose session does not compact)."""
+        what its arguments hold. It resumes from summary state when it is handed restored state
+        (a loaded run state) and one of its arguments was built by a compaction-call (a session
+        that compacts). A run that continues a live session resumes nothing: no checkpoint was
+        restored (SPEC §3.1: the resume continues the agent from restored state), and a
+        human-approval resume of an agent whose session does not compact resumes no summary."""
         for model in self.vocab.frameworks:
             if qualified not in model.run_calls:
                 continue
             if model.run_guards and self._module_installs(model.run_guards):
                 return Requirement(frozenset(), label)  # the module installed a checked runner at import
+            restored = self._restored_argument(call)
+            if restored is None:
+                return Requirement(frozenset(), label)
             for arg in call.args:
                 built = self._built_by_compaction(arg.value)
                 if built is None:
@@ -618,8 +623,24 @@ class Evidence(Context):
                 kinds = ALL_KINDS - {_MODEL_KINDS[k] for k in model.guarantees}
                 path = self.fn.module.path
                 source = Step(path, built, f"`{shown(dotted(built.func) or '')}(...)` compacts the history it holds")
-                return Requirement(frozenset(kinds), label, (source, Step(path, call, f"{label} continues that history")))
+                steps = (restored, source, Step(path, call, f"{label} continues that history"))
+                return Requirement(frozenset(kinds), label, steps)
             return Requirement(frozenset(), label)
+        return None
+
+    def _restored_argument(self, call: cst.Call) -> Step | None:
+        """Where an argument of ``call`` was restored (a checkpoint load, directly or by name)."""
+        path = self.fn.module.path
+        for arg in call.args:
+            value = arg.value
+            if isinstance(value, cst.Name) and value.value in self.restored:
+                return self.origin.get(value.value) or Step(path, value, f"`{value.value}` is loaded from a checkpoint")
+            candidates = self.assigned.get(value.value, []) if isinstance(value, cst.Name) else [value]
+            for candidate in candidates:
+                if isinstance(candidate, cst.Await):  # `state = await RunState.from_string(...)`
+                    candidate = candidate.expression
+                if isinstance(candidate, cst.Call) and self.vocab.matches("checkpoint-loads", self.qualified(candidate)):
+                    return Step(path, candidate, f"`{shown(dotted(candidate.func) or '')}(...)` loads a checkpoint")
         return None
 
     def _module_installs(self, guards: tuple[str, ...]) -> bool:
