@@ -19,10 +19,10 @@ summaries and resumes, like ``pydoc_data/topics.py``, passes the text scan but
 not this one, and is never handed to libcst.
 
 A second, cheaper verdict, :meth:`Prefilter.lends_classes`, is asked of a file
-the scan rejects: a module that defines classes and names a model library or
-an LLM (``class LLMClient`` whose factory returns provider clients that call
-an SDK) cannot hold a finding, but an instance of its classes can run a model
-in a file that can (SPEC §3.1.1: a model call is known by value, through the
+the scan rejects: a module that defines classes and imports a model library,
+or defines a class named for an LLM (``class LLMClient`` whose factory returns
+provider clients that call an SDK), cannot hold a finding, but an instance of
+its classes can run a model in a file that can (SPEC §3.1.1: a model call is known by value, through the
 class a factory returns). Such a module is analyzed as context, never checked.
 """
 
@@ -64,12 +64,24 @@ _WORDS = {
 }
 
 
-#: A module that lends its classes: it defines one, and names a model library or an LLM.
+#: A module that lends its classes: it defines one, and imports a model library or defines a
+#: class named for an LLM (``class LLMClient``: the factory of provider clients).
 _LENDS_CLASS = "class "
 _LENDS_MODEL = (
     "llm", "LLM", "Llm", "openai", "OpenAI", "anthropic", "Anthropic", "litellm", "ollama", "Ollama",
     "mistralai", "cohere", "genai", "langchain",
 )
+_LIBRARIES = ("openai", "anthropic", "litellm", "ollama", "mistralai", "cohere", "genai", "generativeai", "langchain")
+
+
+@lru_cache(maxsize=1)
+def _lends() -> re.Pattern[str]:
+    """A model library's import, or a class named for an LLM (compiled on first use)."""
+    libraries = "|".join(_LIBRARIES)
+    return re.compile(
+        rf"^[ \t]*(?:import|from)[ \t]+(?:[\w.]*\.)?(?:{libraries})\b|^[ \t]*class[ \t]+\w*(?:LLM|Llm)",
+        re.MULTILINE,
+    )
 
 
 @lru_cache(maxsize=1)
@@ -199,7 +211,9 @@ class Prefilter:
     def lends_classes(text: str) -> bool:
         """Whether a file the text scan rejects still lends its classes to the analysis of
         others (see module doc): text alone, like every screening verdict."""
-        return _LENDS_CLASS in text and any(word in text for word in _LENDS_MODEL)
+        if _LENDS_CLASS not in text or not any(word in text for word in _LENDS_MODEL):
+            return False  # two C-speed scans settle most files
+        return _lends().search(text) is not None
 
     @staticmethod
     def lent_function_matters(words: str, calls: Iterable[str]) -> bool:

@@ -60,7 +60,8 @@ def test_classes_that_call_no_model_lend_no_summarizer(tmp_path: Path) -> None:
     whole, context = _found(root, tree, cached=False)
     alone, _ = _found(root, ["app/compaction.py"], cached=False)
     assert whole == alone == set()
-    assert context == ["client_factory.py"]  # it names an LLM setting; client_kinds.py names no model
+    # its class is named for an LLM; client_kinds.py imports no model library
+    assert context == ["client_factory.py"]
 
 
 def test_a_module_screened_out_that_names_no_model_is_not_context(tmp_path: Path) -> None:
@@ -68,6 +69,6 @@ def test_a_module_screened_out_that_names_no_model_is_not_context(tmp_path: Path
     providers = root / "app" / "providers.py"
     providers.write_text(providers.read_text().replace("import openai", "import json").replace("openai.OpenAI", "json.JSONEncoder"))
     clients = root / "app" / "clients.py"
-    clients.write_text(clients.read_text().replace("llm_config", "settings"))
+    clients.write_text(clients.read_text().replace("LLMClients", "Clients"))
     _, context = _found(root, ["app/compaction.py"], cached=False)
     assert context == []
