@@ -103,13 +103,3 @@ def _analyze(fn: FunctionInfo, project: Project, summaries: dict[FunctionInfo, F
         rederive=found,
         callees=set(evidence.callees),
     )
-
-
-def callers_of(results: dict[FunctionInfo, FunctionResult]) -> dict[FunctionInfo, set[FunctionInfo]]:
-    """Who calls whom, from the final analyses."""
-    callers: dict[FunctionInfo, set[FunctionInfo]] = {}
-    for fn, result in results.items():
-        for callee in result.callees:
-            if callee is not fn:
-                callers.setdefault(callee, set()).add(fn)
-    return callers
