@@ -29,11 +29,10 @@ from langchain.agents.middleware import AgentState, SummarizationMiddleware
 from typing_extensions import NotRequired
 
 from summaryguard.guard.compactor import Compactor, Turn
-from summaryguard.guard.errors import ReconciliationKind, SummaryReconciliationError
 from summaryguard.guard.model import Summary
 from summaryguard.plugins.langgraph._graph import current_run
 from summaryguard.plugins.langgraph._refs import Extractor, message_text, register_extractor, tool_message_refs
-from summaryguard.plugins.langgraph._stamp import _adopted
+from summaryguard.plugins.langgraph._stamp import adopts_unstamped
 from summaryguard.plugins.langgraph._state import MESSAGES_KEY, STAMP_KEY, make_stamp, read_stamp
 
 from ._summary import LAYOUT, is_summary_message, summary_message
@@ -139,18 +138,8 @@ class StampedSummarization(SummarizationMiddleware):
         old = summary_message(values.get(MESSAGES_KEY))
         if old is None and stamp is None:
             return None
-        note = LAYOUT.unstamped_note(values)
-        if note is not None and _adopted(current_run()):
-            return None  # accepted on record when the resume was admitted: a fresh lineage
-        if note is not None:
-            generation = stamp.get("generation") if isinstance(stamp, Mapping) else None
-            raise SummaryReconciliationError(
-                generation if isinstance(generation, int) else None,
-                None,
-                "",
-                f"{note}; refusing to extend it: summarizing a summary of unknown provenance compounds the loss",
-                kind=ReconciliationKind.GENERATION_MISMATCH,
-            )
+        if adopts_unstamped(LAYOUT.unstamped_note(values), stamp):
+            return None
         text = old.content if old is not None and isinstance(old.content, str) else ""
         summary, _ = read_stamp(stamp, text)
         return summary

@@ -73,22 +73,29 @@ class Stamper:
     def _previous(values: Mapping[str, Any], running: Any, stamp: Any) -> Summary | None:
         if running is None and stamp is None:
             return None
-        note = unstamped_note(values)
-        if note is not None and _adopted(current_run()):
-            # The controller accepted this summary's unknown provenance on record when it
-            # admitted the resume: it becomes the base of a fresh lineage (generation 1).
+        if adopts_unstamped(unstamped_note(values), stamp):
             return None
-        if note is not None:
-            generation = stamp.get("generation") if isinstance(stamp, Mapping) else None
-            raise SummaryReconciliationError(
-                generation if isinstance(generation, int) else None,
-                None,
-                "",
-                f"{note}; refusing to extend it: summarizing a summary of unknown provenance compounds the loss",
-                kind=ReconciliationKind.GENERATION_MISMATCH,
-            )
         summary, _ = read_stamp(stamp, running.summary)
         return summary
+
+
+def adopts_unstamped(note: str | None, stamp: Any) -> bool:
+    """Whether to start a fresh lineage on a summary whose provenance is unknown (``note``
+    says why; None: it is stamped, go on). True when the controller accepted it on record
+    when it admitted the resume (it becomes generation 1's base); otherwise refuse to
+    extend it, since summarizing a summary of unknown provenance compounds the loss."""
+    if note is None:
+        return False
+    if _adopted(current_run()):
+        return True
+    generation = stamp.get("generation") if isinstance(stamp, Mapping) else None
+    raise SummaryReconciliationError(
+        generation if isinstance(generation, int) else None,
+        None,
+        "",
+        f"{note}; refusing to extend it: summarizing a summary of unknown provenance compounds the loss",
+        kind=ReconciliationKind.GENERATION_MISMATCH,
+    )
 
 
 def _adopted(run: Any) -> bool:
