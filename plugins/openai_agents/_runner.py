@@ -46,16 +46,24 @@ Deps = Iterable[str] | Callable[[AgentsCheckpoint], Iterable[str] | None] | None
 
 
 class GuardedRun:
-    """One admitted run: the refusals met inside it, raised before the model sees a tool's output."""
+    """One admitted run: the refusals met inside it, raised before the model sees a tool's output.
 
-    __slots__ = ("refused",)
+    A run started inside another's tool (``Agent.as_tool``) passes every refusal it meets on
+    to the enclosing runs too: the SDK turns the nested run's error into text for the outer
+    model, and the outer run must raise it instead."""
 
-    def __init__(self) -> None:
+    __slots__ = ("parent", "refused")
+
+    def __init__(self, parent: GuardedRun | None = None) -> None:
+        self.parent = parent
         self.refused: list[SummaryReconciliationError] = []
 
     def remember(self, error: SummaryReconciliationError) -> None:
-        if all(known is not error for known in self.refused):
-            self.refused.append(error)
+        run: GuardedRun | None = self
+        while run is not None:
+            if all(known is not error for known in run.refused):
+                run.refused.append(error)
+            run = run.parent
 
 
 _run: contextvars.ContextVar[GuardedRun | None] = contextvars.ContextVar("summaryguard_agents_run", default=None)
@@ -147,7 +155,7 @@ def _with_formatter(run_config: Any, run: GuardedRun) -> Any:
 
 async def _run_guarded(inner: Any, agent: Any, input: Any, kwargs: dict[str, Any]) -> Any:
     """One run with the refusal hooks in place; a refusal met anywhere in it reaches the caller as itself."""
-    run = GuardedRun()
+    run = GuardedRun(_run.get())
     token = _run.set(run)
     kwargs = {**kwargs, "hooks": _hooks(kwargs.get("hooks"), run), "run_config": _with_formatter(kwargs.get("run_config"), run)}
     try:

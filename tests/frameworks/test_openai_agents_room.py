@@ -103,6 +103,31 @@ def test_a_refusal_inside_a_tool_reaches_the_caller_never_the_model(options: dic
     assert len(model.calls) == 1  # the model was never asked again with the tool's error text
 
 
+@pytest.mark.parametrize("where", ["inner-tool-checks", "inner-tool-rederives"])
+def test_a_refusal_inside_an_agent_used_as_a_tool_reaches_the_caller(where: str) -> None:
+    """``Agent.as_tool`` runs a nested run whose error the SDK turns into text for the
+    outer model: the outer run must raise the refusal instead."""
+    created: list[str] = []
+    inner_tool = _checking_tool() if where == "inner-tool-checks" else _create_vm_tool(created)
+    inner, inner_model = _agent(inner_tool)
+    outer_model = ScriptedModel(
+        [[function_call("delegate", {"input": "go"}, call_id="outer-1")], [assistant_message("the outer model went on")]]
+    )
+    outer = Agent(name="outer", model=outer_model, tools=[inner.as_tool(tool_name="delegate", tool_description="d")])
+    guard_runner()
+
+    @resume_guard
+    async def resume(checkpoint: Checkpoint) -> Any:
+        return await Runner.run(outer, "continue")
+
+    with pytest.raises(SummaryReconciliationError) as caught:
+        _run(resume(_dropped()) if where == "inner-tool-rederives" else Runner.run(outer, "continue"))
+    assert type(caught.value) is SummaryReconciliationError
+    expected = ReconciliationKind.REDERIVATION if where == "inner-tool-rederives" else ReconciliationKind.PARTIAL_SUMMARY
+    assert caught.value.kind is expected
+    assert created == [] and len(outer_model.calls) == 1  # the outer model never saw the error text
+
+
 # -- tools inside the caller's own resumed turn ----------------------------------------------
 
 
