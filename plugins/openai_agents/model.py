@@ -6,9 +6,11 @@ a session's items), which compact (``OpenAIResponsesCompactionSession``: the
 session *is* the summarizer; ``run_compaction``), which write the history,
 which run a tool (``@function_tool``), and which call continues a run
 (``Runner.run``: the resume is the run, never the load, SPEC §3.1.1). A run is
-a resume from summary state when one of its arguments was built to compact:
-the session it continues holds what the compaction left of the history, in
-this process or after a restart. A human-approval resume
+a resume from summary state when it is handed restored state (a loaded
+``RunState``) and one of its arguments was built to compact: the session
+holds what the compaction left of the history. A run that continues a live
+session restores nothing (a session reopened from its file after a crash
+looks the same statically; ``guard_runner()`` checks it at run time). A human-approval resume
 (``Runner.run(agent, RunState.from_string(...))``) of an agent whose session
 does not compact resumes no summary.
 
