@@ -635,8 +635,7 @@ class Evidence(Context):
             value = arg.value
             if isinstance(value, cst.Name) and value.value in self.restored:
                 return self.origin.get(value.value) or Step(path, value, f"`{value.value}` is loaded from a checkpoint")
-            candidates = self.assigned.get(value.value, []) if isinstance(value, cst.Name) else [value]
-            for candidate in candidates:
+            for candidate in self._with_bindings(value):
                 if isinstance(candidate, cst.Await):  # `state = await RunState.from_string(...)`
                     candidate = candidate.expression
                 if isinstance(candidate, cst.Call) and self.vocab.matches("checkpoint-loads", self.qualified(candidate)):
@@ -657,12 +656,13 @@ class Evidence(Context):
                     return True
         return False
 
+    def _with_bindings(self, value: cst.BaseExpression) -> list[cst.BaseExpression]:
+        """``value``, and what this function binds to it when it is a name."""
+        return [value, *self.assigned.get(value.value, ())] if isinstance(value, cst.Name) else [value]
+
     def _built_by_compaction(self, value: cst.BaseExpression) -> cst.Call | None:
         """The compaction-call (through an import) that built ``value``, directly or through a name."""
-        values = [value]
-        if isinstance(value, cst.Name):
-            values.extend(self.assigned.get(value.value, ()))
-        for candidate in values:
+        for candidate in self._with_bindings(value):
             for inner in self._profile(candidate).calls:
                 if self._through_import(inner) and self.vocab.matches("compaction-calls", self.qualified(inner)):
                     return inner

@@ -120,11 +120,11 @@ def test_a_refusal_inside_an_agent_used_as_a_tool_reaches_the_caller(where: str)
     async def resume(checkpoint: Checkpoint) -> Any:
         return await Runner.run(outer, "continue")
 
+    rederives = where == "inner-tool-rederives"
     with pytest.raises(SummaryReconciliationError) as caught:
-        _run(resume(_dropped()) if where == "inner-tool-rederives" else Runner.run(outer, "continue"))
+        _run(resume(_dropped()) if rederives else Runner.run(outer, "continue"))
     assert type(caught.value) is SummaryReconciliationError
-    expected = ReconciliationKind.REDERIVATION if where == "inner-tool-rederives" else ReconciliationKind.PARTIAL_SUMMARY
-    assert caught.value.kind is expected
+    assert caught.value.kind is (ReconciliationKind.REDERIVATION if rederives else ReconciliationKind.PARTIAL_SUMMARY)
     assert created == [] and len(outer_model.calls) == 1  # the outer model never saw the error text
 
 
