@@ -13,8 +13,12 @@ owner's, as they were before it was a function of its own.
 A function is analyzed only when its own words show evidence (a resume,
 summary, checkpoint, tool or reconciliation word), or when it calls, by name,
 a function that is analyzed (so a caller of a user resume function or of a
-validator is analyzed too). Everything else in a parsed file keeps an
-"unknown" summary and costs nothing.
+validator is analyzed too), or when its words together with those of the
+helpers it calls that resume something (``agent.resume(x)``, directly or
+through relays) show evidence: then the caller and the whole chain are.
+A method's words include the classes its class builds into ``self.<attr>``
+(``self.store = CheckpointStore(...)``). Everything else in a parsed file
+keeps an "unknown" summary and costs nothing.
 """
 
 from __future__ import annotations
