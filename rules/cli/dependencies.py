@@ -24,16 +24,17 @@ runs, so it is not used). The first root that has it wins.
 Bounded: only modules the checked files import, then the modules those
 import, :data:`MAX_DEPTH` levels deep and :data:`MAX_MODULES` in all; only
 modules that pass the screening, or that the screening rejects but that
-lend their classes (they define a class and name a model library or an
-LLM: a factory whose returns' overrides call an SDK decides what a method
-call runs in the importer, see :meth:`~..engine.Analyzer.lent_facts`); a
+lend their classes (they define a class, and import a model library or
+return instances of the classes they import: a factory whose returns'
+overrides call an SDK decides what a method call runs in the importer, see
+:meth:`~..engine.Analyzer.lent_facts`); a
 module rejected otherwise cannot lend a fact, and its imports are not
 followed, exactly as when it is checked. A checked file that only lends is
 context here too (the loader reads it as one), so a whole-tree run and a
 run of the importer alone see the same modules. Every file is read and
 screened at most once per run, and the screening is cached by content
-like that of checked files (the "lends" verdict is a substring test of the
-text, recomputed, never cached). A module that
+like that of checked files (the "lends" verdict is a test of the text and,
+where the text may lend, of CPython's tree, recomputed, never cached). A module that
 cannot be read, decoded or parsed is skipped silently: it is not being
 checked.
 """

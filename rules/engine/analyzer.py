@@ -50,7 +50,7 @@ from .findings import FileError, Finding, TraceStep, describe, is_too_deep
 from .grammar import Shifts, after_host_rejection, map_column, parse_module
 from .model import FileModel, build_models
 from .prefilter import Prefilter
-from .names import imported_modules, module_name_for
+from .names import imported_modules, module_name_for, returns_imported_instances
 from .outline import Skeleton, file_graph_nodes, outline_skeleton, skeleton
 from .project import ModuleInfo, Project
 from .relevance import FileScan, relevant_functions, scan
@@ -263,17 +263,20 @@ class Analyzer:
         return True, errors, _facts(text, *found, self.registrations)
 
     def lent_facts(self, path: str, text: str) -> ScreenFacts | None:
-        """What :meth:`analyze` needs of a file screened out that still lends its classes
-        (:meth:`~.prefilter.Prefilter.lends_classes`: it defines a class and names a model
-        library or an LLM), or None. Such a module is analyzed as context only: its
-        classes, a factory's returns and the overrides that call a model count for the
-        files that import it (a value's class decides what its methods run, see
-        :mod:`.classes`). Text alone decides, as for every screening verdict; nothing in
+        """What :meth:`analyze` needs of a file screened out that still lends its classes,
+        or None: it defines a class, and imports a model library or is a factory (a
+        function of it returns an instance of a class it imports,
+        :func:`~.names.returns_imported_instances`). Such a module is analyzed as context
+        only: its classes, a factory's returns and the overrides that call a model count
+        for the files that import it (a value's class decides what its methods run, see
+        :mod:`.classes`). Its text and tree decide, never a name of the user's; nothing in
         it is reported, errors included (its syntax errors are the screening's)."""
-        if not self.prefilter.lends_classes(text):
+        if not self.prefilter.may_lend(text):
             return None
         found = self._scan_tree(path, text, [], gate=False)
         if found is None:
+            return None
+        if not (self.prefilter.imports_model_library(text) or returns_imported_instances(found[0])):
             return None
         lent = _facts(text, *found, self.registrations, lends=True)
         # no class after all ("class " in a docstring): nothing to lend

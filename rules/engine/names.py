@@ -24,6 +24,7 @@ __all__ = [
     "module_location",
     "module_name_for",
     "package_root",
+    "returns_imported_instances",
     "shown",
 ]
 
@@ -168,6 +169,31 @@ def imported_modules(tree: ast.Module) -> tuple[str, ...]:
                 for case in cases:
                     stack.extend(case.body)
     return tuple(sorted(found))
+
+
+def returns_imported_instances(tree: ast.Module) -> bool:
+    """Whether some function of ``tree`` returns the call of a name a ``from`` import binds
+    (``from .providers import HostedClient`` ... ``return HostedClient(config)``): a factory
+    whose returns are instances of another module's classes. What the value is decides
+    what its methods run in the importer (see :mod:`.classes`), whatever the names are."""
+    imported: set[str] = set()
+    returned: set[str] = set()
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.ImportFrom):
+            imported.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.Return):
+            value = node.value
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+                returned.add(value.func.id)
+        elif isinstance(node, ast.stmt):
+            stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+            for handler in getattr(node, "handlers", None) or ():
+                stack.extend(handler.body)
+            for case in getattr(node, "cases", None) or ():
+                stack.extend(case.body)
+    return not returned.isdisjoint(imported)
 
 
 class ImportTable:

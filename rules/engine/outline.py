@@ -20,7 +20,7 @@ A function's body is kept when any of these holds (decided on CPython's tree):
   words (threads, tasks, executors, callbacks, locks, and the framework models'
   node registrations and pauses) that SG203/SG304 and the graph facts read;
 * it imports something (imports anywhere count for the whole module);
-* the module only lends its classes (see :meth:`.prefilter.Prefilter.lends_classes`) and
+* the module only lends its classes (see :meth:`.analyzer.Analyzer.lent_facts`) and
   ``lent`` keeps the function: a factory's return, an override that calls a model;
 * its name is passed to some node registration of the run (``add_node(...)``: a graph node
   of a summarizing module becomes relevant after parsing), or a relevant

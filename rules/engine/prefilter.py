@@ -18,12 +18,15 @@ stdlib ``ast`` the engine parses first): documentation that talks about
 summaries and resumes, like ``pydoc_data/topics.py``, passes the text scan but
 not this one, and is never handed to libcst.
 
-A second, cheaper verdict, :meth:`Prefilter.lends_classes`, is asked of a file
-the scan rejects: a module that defines classes and imports a model library,
-or defines a class named for an LLM (``class LLMClient`` whose factory returns
-provider clients that call an SDK), cannot hold a finding, but an instance of
-its classes can run a model in a file that can (SPEC §3.1.1: a model call is known by value, through the
-class a factory returns). Such a module is analyzed as context, never checked.
+A second, cheaper verdict, :meth:`Prefilter.may_lend`, is asked of a file the
+scan rejects: a module that defines classes and imports a model library, or is
+a factory (a function of it returns an instance of a class it imports: the
+factory of provider clients, each calling an SDK), cannot hold a finding, but an
+instance of its classes can run a model in a file that can (SPEC §3.1.1: a model
+call is known by value, through the class a factory returns). The text says
+whether it may; its tree decides (:meth:`..engine.Analyzer.lent_facts`), and no
+name of the user's does: a class called ``LLMClient`` lends nothing by its name.
+Such a module is analyzed as context, never checked.
 """
 
 from __future__ import annotations
@@ -64,9 +67,10 @@ _WORDS = {
 }
 
 
-#: A module that lends its classes: it defines one, and imports a model library or defines a
-#: class named for an LLM (``class LLMClient``: the factory of provider clients).
+#: A module that lends its classes defines one, and imports a model library or returns
+#: instances of a class it imports (a factory: decided on its tree, see ``may_lend``).
 _LENDS_CLASS = "class "
+#: Words that keep a lending module's function body (see ``lent_function_matters``).
 _LENDS_MODEL = (
     "llm", "LLM", "Llm", "openai", "OpenAI", "anthropic", "Anthropic", "litellm", "ollama", "Ollama",
     "mistralai", "cohere", "genai", "langchain",
@@ -75,13 +79,16 @@ _LIBRARIES = ("openai", "anthropic", "litellm", "ollama", "mistralai", "cohere",
 
 
 @lru_cache(maxsize=1)
-def _lends() -> re.Pattern[str]:
-    """A model library's import, or a class named for an LLM (compiled on first use)."""
+def _library_import() -> re.Pattern[str]:
+    """A model library's import (compiled on first use)."""
     libraries = "|".join(_LIBRARIES)
-    return re.compile(
-        rf"^[ \t]*(?:import|from)[ \t]+(?:[\w.]*\.)?(?:{libraries})\b|^[ \t]*class[ \t]+\w*(?:LLM|Llm)",
-        re.MULTILINE,
-    )
+    return re.compile(rf"^[ \t]*(?:import|from)[ \t]+(?:[\w.]*\.)?(?:{libraries})\b", re.MULTILINE)
+
+
+@lru_cache(maxsize=1)
+def _instance_return() -> re.Pattern[str]:
+    """``return Name(``: what a factory's text shows (compiled on first use)."""
+    return re.compile(r"\breturn[ \t]+[A-Z]\w*\(")
 
 
 @lru_cache(maxsize=1)
@@ -208,12 +215,19 @@ class Prefilter:
         )
 
     @staticmethod
-    def lends_classes(text: str) -> bool:
-        """Whether a file the text scan rejects still lends its classes to the analysis of
-        others (see module doc): text alone, like every screening verdict."""
-        if _LENDS_CLASS not in text or not any(word in text for word in _LENDS_MODEL):
+    def may_lend(text: str) -> bool:
+        """Whether a file the text scan rejects may still lend its classes to the analysis
+        of others (see module doc): it defines a class, and imports a model library or
+        returns an instance built by a call (a factory, which its tree confirms:
+        :func:`~.names.returns_imported_instances`). Text alone, like every screening verdict."""
+        if _LENDS_CLASS not in text or "import" not in text:
             return False  # two C-speed scans settle most files
-        return _lends().search(text) is not None
+        return Prefilter.imports_model_library(text) or _instance_return().search(text) is not None
+
+    @staticmethod
+    def imports_model_library(text: str) -> bool:
+        """Whether the text imports a model library (``openai``, ``anthropic``, ...)."""
+        return any(word in text for word in _LIBRARIES) and _library_import().search(text) is not None
 
     @staticmethod
     def lent_function_matters(words: str, calls: Iterable[str]) -> bool:

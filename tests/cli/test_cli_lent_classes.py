@@ -1,7 +1,8 @@
-"""Modules that lend their classes (Prefilter.lends_classes, Analyzer.lent_facts) through the command line.
+"""Modules that lend their classes (Prefilter.may_lend, Analyzer.lent_facts) through the command line.
 
 A factory module and a provider module that never mention a summary are screened
-out, but they define classes and name an LLM or a model library: the compaction
+out, but they define classes, and one imports a model library while the other returns
+instances of the classes it imports (a factory; their names say nothing): the compaction
 that imports them is checked with them as context. The same findings whether the
 importer is checked alone (pre-commit: the dependency finder loads them) or with
 the whole tree (CI: they are files of the run, screened out, and context all the
@@ -60,15 +61,34 @@ def test_classes_that_call_no_model_lend_no_summarizer(tmp_path: Path) -> None:
     whole, context = _found(root, tree, cached=False)
     alone, _ = _found(root, ["app/compaction.py"], cached=False)
     assert whole == alone == set()
-    # its class is named for an LLM; client_kinds.py imports no model library
+    # the factory returns instances of classes it imports; client_kinds.py imports no model library
     assert context == ["client_factory.py"]
 
 
-def test_a_module_screened_out_that_names_no_model_is_not_context(tmp_path: Path) -> None:
+def test_a_factory_lends_by_what_it_returns_not_by_its_name(tmp_path: Path) -> None:
+    root = _project(tmp_path, "lent_factory")
+    clients = root / "app" / "clients.py"
+    clients.write_text(clients.read_text().replace("LLMClients", "Makers").replace("llm_config", "settings"))
+    compaction = root / "app" / "compaction.py"
+    compaction.write_text(compaction.read_text().replace("LLMClients", "Makers"))
+    found, context = _found(root, ["app/compaction.py"], cached=False)
+    assert context == ["clients.py", "providers.py"]
+    assert found == {("compaction.py", line, code) for line, code in expected_findings(compaction.read_text())}
+
+
+def test_a_module_screened_out_that_builds_nothing_it_imports_and_names_no_model_is_not_context(
+    tmp_path: Path,
+) -> None:
     root = _project(tmp_path, "lent_factory")
     providers = root / "app" / "providers.py"
     providers.write_text(providers.read_text().replace("import openai", "import json").replace("openai.OpenAI", "json.JSONEncoder"))
     clients = root / "app" / "clients.py"
-    clients.write_text(clients.read_text().replace("LLMClients", "Clients"))
+    # the factory now returns what a call of its own hands back, not an imported class's instance
+    clients.write_text(
+        clients.read_text()
+        .replace("return HostedClient(llm_config)", "return _made(HostedClient, llm_config)")
+        .replace("return LocalClient(llm_config)", "return _made(LocalClient, llm_config)")
+        + "\n\ndef _made(kind, config):\n    return kind.__new__(kind)\n"
+    )
     _, context = _found(root, ["app/compaction.py"], cached=False)
     assert context == []

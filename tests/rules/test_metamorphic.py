@@ -52,9 +52,6 @@ NAME_ONLY_TODAY: frozenset[str] = frozenset(
         "SG201-invalid-0",  # SG201: the state is resumed state by the name `checkpoint` (resume_context())
         "SG201-invalid-1",  # SG201: the state is resumed state by its name (`restored_summary`)
         "fixture-handlers.py",  # SG202 at lines 63, 70
-        # SG301/SG302 at 22: the factory module lends its classes by its class's name (`LLMClients`,
-        # Prefilter.lends_classes); renamed, it is screened out and the factory's returns are unknown
-        "fixture-lent_factory/",
         "fixture-rederivations.py",  # SG201 at nine lines
         "SG302-invalid-0",  # the record is a summary record by its field's name ("named like a summary")
         "fixture-concurrent_checkpoints.py",  # SG304: the write is a write by its names (saver.put, checkpoint)
