@@ -63,6 +63,12 @@ class FrameworkModel:
     #: :attr:`resume_input_keywords` (``Command(resume=...)``).
     resume_input_types: tuple[str, ...] = ()
     resume_input_keywords: tuple[str, ...] = ()
+    #: Keyword arguments of a :attr:`resume_methods` call that hand it restored state: the call
+    #: is a resume input when one of them is given a value loaded from a checkpoint (a
+    #: ``checkpoint-loads`` call, directly or through a name), as pydantic-ai's
+    #: ``agent.run(prompt, message_history=ModelMessagesTypeAdapter.validate_json(data))``.
+    #: A live value (the previous run's ``all_messages()``) restores nothing.
+    resume_state_keywords: tuple[str, ...] = ()
     #: Checks the framework guarantees on its own resumes: in LangGraph a summary held
     #: in graph state is written atomically with its checkpoint (generation, partial).
     guarantees: tuple[str, ...] = ()

@@ -630,9 +630,12 @@ class Evidence(Context):
 
     def _restored_argument(self, call: cst.Call) -> Step | None:
         """Where an argument of ``call`` was restored (a checkpoint load, directly or by name)."""
+        return self._restored_among(arg.value for arg in call.args)
+
+    def _restored_among(self, values: Iterable[cst.BaseExpression]) -> Step | None:
+        """Where the first restored value of ``values`` was restored (a checkpoint load, directly or by name)."""
         path = self.fn.module.path
-        for arg in call.args:
-            value = arg.value
+        for value in values:
             if isinstance(value, cst.Name) and value.value in self.restored:
                 return self.origin.get(value.value) or Step(path, value, f"`{value.value}` is loaded from a checkpoint")
             for candidate in self._with_bindings(value):
@@ -669,10 +672,15 @@ class Evidence(Context):
         return None
 
     def _resume_input(self, call: cst.Call, model: FrameworkModel) -> bool:
-        """``invoke(None, config)`` / ``invoke(Command(resume=...))``, as the model says."""
+        """``invoke(None, config)`` / ``invoke(Command(resume=...))`` / ``run(q, message_history=loaded)``, as the model says."""
         positional = [a.value for a in call.args if a.keyword is None]
         if model.resume_none_input and positional and is_none(positional[0]) and len(call.args) >= 2:
             return True
+        if model.resume_state_keywords:
+            state = model.resume_state_keywords
+            given = [a.value for a in call.args if a.keyword is not None and a.keyword.value in state]
+            if given and self._restored_among(given) is not None:
+                return True
         keywords = set(model.resume_input_keywords)
         for arg in call.args:
             value = arg.value
@@ -686,6 +694,11 @@ class Evidence(Context):
         values = [receiver]
         if isinstance(receiver, cst.Name):
             values.extend(self.assigned.get(receiver.value, ()))
+            graphs = self.project.graphs
+            if receiver.value not in self.assigned and graphs is not None:
+                # `agent = Agent(..., capabilities=[GuardResumes()])` at the top level, or in an enclosing function
+                module = self.fn.module
+                values.extend(v for v, scope in graphs.bindings(receiver, self.fn) if scope.module is module)
         return any(
             self.vocab.matches("validators", self.qualified(c)) for v in values for c in self._profile(v).calls
         )

@@ -277,6 +277,10 @@ class GraphValues:
 
     # -- bindings ------------------------------------------------------------------------
 
+    def bindings(self, expr: cst.BaseExpression, fn: FunctionInfo) -> Iterator[tuple[cst.BaseExpression, FunctionInfo]]:
+        """The values the name (or ``self.x``) ``expr`` may be bound to in ``fn``, each with its scope."""
+        return self._bindings(expr, fn)
+
     def _bindings(self, expr: cst.BaseExpression, fn: FunctionInfo) -> Iterator[tuple[cst.BaseExpression, FunctionInfo]]:
         """The values ``expr`` (a name or ``self.x``) may be bound to, each with its scope."""
         if isinstance(expr, cst.Name):

@@ -121,6 +121,33 @@ def _named_lambda(stmt: Stmt) -> tuple[str, cst.Lambda] | None:
     return None
 
 
+def _instance_method(fn: FunctionInfo, decorator: str) -> str | None:
+    """``@agent.tool`` where ``agent = Agent(...)`` (a class imported, bound in an enclosing
+    function or at the module's top level): the decorator as ``<class>.<method>``
+    (``pydantic_ai.Agent.tool``), so the vocabulary can name an instance's decorator methods."""
+    receiver, dot, method = decorator.partition(".")
+    imports = fn.module.imports
+    if not dot or "." in method or receiver in imports.aliases:
+        return None
+    scope: FunctionInfo | None = fn.parent
+    while True:
+        body = scope.body if scope is not None else statements(fn.module.tree)
+        for stmt in body:
+            if (
+                isinstance(stmt, cst.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0].target, cst.Name)
+                and stmt.targets[0].target.value == receiver
+                and isinstance(stmt.value, cst.Call)
+            ):
+                built = imports.qualify(stmt.value.func)
+                head = (dotted(stmt.value.func) or "").partition(".")[0]
+                return f"{built}.{method}" if built and head in imports.aliases else None
+        if scope is None:
+            return None
+        scope = scope.parent
+
+
 class Project:
     """All modules of one run, indexed for call resolution."""
 
@@ -213,7 +240,7 @@ class Project:
         nodes of graphs that summarize (their input is resumed state)."""
         vocab = self.vocabulary
         for fn in self.functions:
-            qualified = [fn.module.imports.qualify_name(d) for d in fn.decorators]
+            qualified = [_instance_method(fn, d) or fn.module.imports.qualify_name(d) for d in fn.decorators]
             fn.decorators = tuple(qualified)
             fn.is_guarded = any(vocab.matches("validators", q) for q in qualified)
             fn.is_tool = any(vocab.matches("tool-decorators", q) for q in qualified)
