@@ -50,6 +50,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "summaryguard.plugins.langgraph.plugin",
     "summaryguard.plugins.langchain.plugin",
     "summaryguard.plugins.openai_agents.plugin",
+    "summaryguard.plugins.pydantic_ai.plugin",
     "summaryguard.plugins.crewai.plugin",
     "summaryguard.plugins.smolagents.plugin",
     "summaryguard.plugins.openhands.plugin",

@@ -1,0 +1,145 @@
+"""``GuardResumes``: every pydantic-ai run that continues a stamped history is checked first.
+
+A capability sees every run of the agent it is given to (``Agent(capabilities=[...])``
+or ``agent.run(..., capabilities=[...])``): ``wrap_run`` runs before the
+first model request with ``RunContext.messages`` already holding what the run
+continues (``message_history=``, with or without ``deferred_tool_results=``
+after an approval, or a ``conversation=``). When that holds a stamped
+summary (see :mod:`._checkpoint`), the run is admitted only through
+:func:`~summaryguard.guard.resume_guard` (observers, then resolution) and
+runs inside the resumed turn; otherwise it runs as it is, still guarded.
+
+Inside the turn, every tool the agent calls (``@agent.tool``,
+``@agent.tool_plain``, ``Tool`` objects, toolsets) refuses to re-derive a
+reference the summary dropped: ``before_tool_execute`` raises before the tool
+runs, and pydantic-ai lets that exception through to the caller as itself.
+A capability's ``on_tool_execute_error`` may still turn an exception into a
+tool result for the model, and a tool may catch one; so a refusal met
+anywhere in the run (the observer hook remembers it) is raised again by
+``wrap_tool_execute`` before the model sees the tool's result, and by
+``wrap_run``: the caller always meets the ``SummaryReconciliationError``
+itself, never a fake tool result.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from pydantic_ai.capabilities import AbstractCapability
+
+from summaryguard.guard.errors import SummaryReconciliationError
+from summaryguard.guard.resume import resume_guard
+from summaryguard.guard.tools import _enforce
+from summaryguard.guard.turn import _current
+
+from ._checkpoint import HistoryCheckpoint, history_checkpoint
+
+__all__ = ["GuardResumes", "current_run", "refusal_in"]
+
+Deps = Iterable[str] | Callable[[Sequence[Any]], Iterable[str] | None] | None
+
+
+class GuardedRun:
+    """One run under the guard: the refusals met inside it (passed on to the runs it is nested in)."""
+
+    __slots__ = ("parent", "refused")
+
+    def __init__(self, parent: GuardedRun | None = None) -> None:
+        self.parent = parent
+        self.refused: list[SummaryReconciliationError] = []
+
+    def remember(self, error: SummaryReconciliationError) -> None:
+        run: GuardedRun | None = self
+        while run is not None:
+            if all(known is not error for known in run.refused):
+                run.refused.append(error)
+            run = run.parent
+
+
+_run: contextvars.ContextVar[GuardedRun | None] = contextvars.ContextVar("summaryguard_pydantic_ai_run", default=None)
+
+
+def current_run() -> GuardedRun | None:
+    return _run.get()
+
+
+def refusal_in(error: BaseException | None) -> SummaryReconciliationError | None:
+    """The ``SummaryReconciliationError`` an error is or wraps (``__cause__`` / ``__context__``), if any."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, SummaryReconciliationError):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+async def _run_guarded(handler: Any) -> Any:
+    """The run; a refusal met anywhere in it (raised, wrapped or swallowed) reaches the caller as itself."""
+    run = GuardedRun(_run.get())
+    token = _run.set(run)
+    try:
+        result = await handler()
+    except BaseException as error:
+        refusal = refusal_in(error) or (run.refused[0] if run.refused else None)
+        if refusal is not None and refusal is not error:
+            raise refusal from None
+        raise
+    finally:
+        _run.reset(token)
+    if run.refused:
+        raise run.refused[0]  # swallowed somewhere inside the run: it still reaches the caller
+    return result
+
+
+@resume_guard(deps="deps")
+async def _admitted(checkpoint: HistoryCheckpoint, deps: Any, handler: Any) -> Any:
+    """The run, inside the resumed turn ``resume_guard`` admitted it into."""
+    return await _run_guarded(handler)
+
+
+@dataclasses.dataclass
+class GuardResumes(AbstractCapability[Any]):
+    """Check every run that continues a stamped history; refuse every re-derivation of a dropped reference.
+
+    ``deps`` are the references the resumed run needs verbatim: tool names
+    (a reference is named after the tool that produced it), or a function of
+    the history returning them.
+    """
+
+    deps: Deps = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.deps, (str, bytes)):
+            raise TypeError(f"GuardResumes(deps=...) takes a collection of reference names, not the string {self.deps!r}")
+        if self.deps is not None and not callable(self.deps):
+            self.deps = tuple(self.deps)
+
+    async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+        checkpoint = history_checkpoint(ctx.messages)
+        if checkpoint is None:
+            # Not a resume of summary state; still guarded: a run inside the caller's own resumed
+            # turn refuses re-derivations at every tool, and no refusal becomes a tool result.
+            return await _run_guarded(handler)
+        deps = self.deps(list(ctx.messages)) if callable(self.deps) else self.deps
+        return await _admitted(checkpoint, deps, handler)
+
+    async def before_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any) -> Any:
+        cell = _current.get()
+        if cell is not None:
+            _enforce(cell, frozenset((call.tool_name,)))
+        return args
+
+    async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
+        result = await handler(args)
+        run = _run.get()
+        if run is not None and run.refused:
+            raise run.refused[0]  # the tool's result (an error text made of the refusal) never reaches the model
+        return result
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
