@@ -272,6 +272,33 @@ def _param_default(fn: FunctionInfo, name: str) -> cst.BaseExpression | None:
     return None
 
 
+#: Types whose values are numbers or truth values: what a function annotated so returns is never text.
+_NUMBER_TYPES = frozenset({"int", "float", "bool", "complex", "None"})
+
+
+def _returns_number(returns: cst.Annotation | None) -> bool:
+    """Whether a return annotation says number (``-> int``, ``-> Optional[int]``, ``-> int | None``)."""
+    if returns is None:
+        return False
+    expr: cst.BaseExpression = returns.annotation
+    if isinstance(expr, cst.SimpleString):  # ``-> "int"``
+        text = expr.evaluated_value
+        return isinstance(text, str) and all(part.strip() in _NUMBER_TYPES for part in text.split("|"))
+    return _number_type(expr)
+
+
+def _number_type(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Name):
+        return expr.value in _NUMBER_TYPES
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+        return _number_type(expr.left) and _number_type(expr.right)
+    if isinstance(expr, cst.Subscript) and last_segment(dotted(expr.value)) in ("Optional", "Union"):
+        return all(
+            isinstance(e.slice, cst.Index) and _number_type(e.slice.value) for e in expr.slice
+        )
+    return False
+
+
 def _names(expr: cst.CSTNode, sent: Callable[[cst.Call], bool] | None = None) -> set[str]:
     """The variables an expression reads (not attribute names, not keywords), leaving out
     what goes into a call ``sent`` accepts (a response body: sent, not kept)."""
@@ -1103,6 +1130,8 @@ class _Analysis:
         if found is not None:
             return found
         self._passes[fn] = frozenset()  # cycles
+        if isinstance(fn.node, cst.FunctionDef) and _returns_number(fn.node.returns):
+            return self._passes[fn]  # ``-> int``: a count of the text it is given, never the text
         view = self.view(fn)
         seeds = frozenset(fn.params) - {"self", "cls"}
         origin: dict[str, frozenset[str]] = {p: frozenset({p}) for p in seeds}
