@@ -63,6 +63,10 @@ class FrameworkModel:
     #: :attr:`resume_input_keywords` (``Command(resume=...)``).
     resume_input_types: tuple[str, ...] = ()
     resume_input_keywords: tuple[str, ...] = ()
+    #: Keyword arguments of a :attr:`resume_methods` call that make it a resume input when given
+    #: a value other than ``None``, whatever the value's origin: ADK's
+    #: ``runner.run_async(..., invocation_id=inv)`` resumes the invocation ``inv``.
+    resume_keywords: tuple[str, ...] = ()
     #: Keyword arguments of a :attr:`resume_methods` call that hand it restored state: the call
     #: is a resume input when one of them is given a value loaded from a checkpoint (a
     #: ``checkpoint-loads`` call, directly or through a name), as pydantic-ai's

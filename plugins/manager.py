@@ -51,6 +51,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "summaryguard.plugins.langchain.plugin",
     "summaryguard.plugins.openai_agents.plugin",
     "summaryguard.plugins.pydantic_ai.plugin",
+    "summaryguard.plugins.adk.plugin",
     "summaryguard.plugins.crewai.plugin",
     "summaryguard.plugins.smolagents.plugin",
     "summaryguard.plugins.openhands.plugin",

@@ -16,7 +16,7 @@ runs, and pydantic-ai lets that exception through to the caller as itself.
 A capability's ``on_tool_execute_error`` may still turn an exception into a
 tool result for the model, and a tool may catch one; so a refusal met
 anywhere in the run (the observer hook remembers it) is raised again by
-``wrap_tool_execute`` before the model sees the tool's result, and by
+``after_tool_execute`` (which runs after any recovery) before the model sees the tool's result, and by
 ``wrap_run``: the caller always meets the ``SummaryReconciliationError``
 itself, never a fake tool result.
 """
@@ -133,11 +133,11 @@ class GuardResumes(AbstractCapability[Any]):
             _enforce(cell, frozenset((call.tool_name,)))
         return args
 
-    async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
-        result = await handler(args)
+    async def after_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, result: Any) -> Any:
+        # After any capability's on_tool_execute_error recovered: a result made of a refusal never reaches the model.
         run = _run.get()
         if run is not None and run.refused:
-            raise run.refused[0]  # the tool's result (an error text made of the refusal) never reaches the model
+            raise run.refused[0]
         return result
 
     @classmethod

@@ -377,6 +377,8 @@ class Evidence(Context):
         return graphs is not None and isinstance(func, cst.Attribute) and graphs.summarizer(func.value, self.fn) is not None
 
     def _is_restore(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.Await):  # `session = await service.get_session(...)`
+            value = value.expression
         if not isinstance(value, cst.Call):
             return False
         name = dotted(value.func) or ""
@@ -681,6 +683,10 @@ class Evidence(Context):
             given = [a.value for a in call.args if a.keyword is not None and a.keyword.value in state]
             if given and self._restored_among(given) is not None:
                 return True
+        if model.resume_keywords and any(  # `run_async(..., invocation_id=inv)`
+            a.keyword is not None and a.keyword.value in model.resume_keywords and not is_none(a.value) for a in call.args
+        ):
+            return True
         keywords = set(model.resume_input_keywords)
         for arg in call.args:
             value = arg.value

@@ -205,7 +205,11 @@ class GraphValues:
                     return found
             return None
         if isinstance(expr, cst.Call):
-            return self._summarizer_call(expr, fn)
+            found = self._summarizer_call(expr, fn)
+            if found is None and depth < _DEPTH and self._factories(fn.module.imports.qualify(expr.func) or ""):
+                # a part that is itself built from parts (ADK's `App(events_compaction_config=...)`)
+                found = self._built_by(expr, fn, depth + 1)
+            return found
         if isinstance(expr, (cst.Name, cst.Attribute)):
             target = self.project.resolve(expr, fn)
             if target is not None and not target.is_module:

@@ -179,6 +179,8 @@ class Prefilter:
         self._resume_methods = frozenset(n for m in vocabulary.frameworks for n in m.resume_methods)
         #: Keywords that hand a framework's run restored state (``message_history=``).
         self._state_keywords = tuple(sorted({k for m in vocabulary.frameworks for k in m.resume_state_keywords}))
+        #: Keywords that make a framework's run a resume (``invocation_id=``).
+        self._resume_keywords = tuple(sorted({k for m in vocabulary.frameworks for k in m.resume_keywords}))
         #: Words of graph structure the models name: node registrations, resume inputs.
         self._model_words = tuple(sorted(
             {n for m in vocabulary.frameworks for n in m.node_registrations}
@@ -209,6 +211,8 @@ class Prefilter:
             return True  # a framework resume next to a summarizer: the graph values decide (see .graphs)
         if any(w in words for w in self._state_keywords) and any(w in words for w in self._resume_methods):
             return True  # a run handed restored state (`message_history=`): what the state and the agent are decides
+        if any(w in words for w in self._resume_keywords) and any(w in words for w in self._resume_methods):
+            return True  # a run told to resume (`invocation_id=`): what the runner was built with decides
         return groups.decide(words) or (groups.has("M", words) and groups.has("G", words))
 
     def any_evidence(self, words: str) -> bool:

@@ -266,3 +266,14 @@ def test_the_plugin_manager_does_not_import_pydantic_ai() -> None:
         "import summaryguard.plugins.pydantic_ai; assert 'pydantic_ai' not in sys.modules, 'imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_the_readme_snippet_runs_as_written(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("\n## pydantic-ai\n", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {}
+    exec(compile(block, "README.md", "exec", dont_inherit=True), namespace)  # noqa: S102  (as a script runs it)
+    assert (tmp_path / "history.json").exists() and namespace["result"].output

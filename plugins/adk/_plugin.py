@@ -1,0 +1,64 @@
+"""``SummaryGuardPlugin``: summaryguard inside ADK's own plugin hooks.
+
+ADK runs an app's plugins around every run and every tool call, whichever
+runner drives them. This one:
+
+* ``before_run_callback``: hands the run's session to the stamped summarizer
+  (a compaction in this run knows which generation it extends); in a run no
+  guarded runner admitted, it checks a session that holds compactions itself
+  and refuses to run on one it cannot vouch for (fail closed; ADK then hands
+  the caller its ``RuntimeError`` with ours as ``__cause__``: use
+  :func:`~._runner.guard_runner` to get the error itself);
+* ``before_tool_callback``: in a resumed turn, refuses a tool that would
+  re-derive a reference the compaction dropped. It raises: returning a dict
+  would silently stand in for the tool's result, and the model would carry on;
+* ``on_tool_error_callback``: a refusal raised inside a tool stops the run
+  (a later plugin could otherwise turn it into text for the model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from google.adk.plugins.base_plugin import BasePlugin
+
+from summaryguard.guard.check import check_resume
+
+from ._checkpoint import session_checkpoint
+from ._refusals import current_run, enforce, refusal_in
+from ._stamp import enter_session
+
+__all__ = ["SummaryGuardPlugin", "install"]
+
+
+class SummaryGuardPlugin(BasePlugin):
+    """summaryguard's ADK plugin (``App(plugins=[SummaryGuardPlugin(), ...])``; put first by the room's helpers)."""
+
+    def __init__(self, name: str = "summaryguard") -> None:
+        super().__init__(name)
+
+    async def before_run_callback(self, *, invocation_context: Any) -> None:
+        session = invocation_context.session
+        enter_session(session)
+        if current_run() is None:  # not admitted by a guarded runner: check here, before the agent runs
+            checkpoint = session_checkpoint(session, invocation_id=getattr(invocation_context, "invocation_id", None))
+            if checkpoint is not None:
+                check_resume(checkpoint)
+        return None
+
+    async def before_tool_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any) -> None:
+        enforce(getattr(tool, "name", ""))
+        return None  # never a result in the tool's place
+
+    async def on_tool_error_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, error: Exception) -> None:
+        refusal = refusal_in(error)
+        if refusal is not None:
+            raise refusal
+        return None
+
+
+def install(plugins: Sequence[Any], cls: type[SummaryGuardPlugin] = SummaryGuardPlugin) -> list[Any]:
+    """``plugins`` with summaryguard's plugin first (moved there if present, added otherwise)."""
+    ours = [p for p in plugins if isinstance(p, cls)]
+    return [ours[0] if ours else cls(), *(p for p in plugins if not isinstance(p, cls))]
