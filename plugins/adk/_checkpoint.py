@@ -27,7 +27,16 @@ from typing import Any
 
 from summaryguard.guard.model import DroppedRef
 
-from ._events import Extractor, compactions, content_text, default_refs, event_refs, read_stamp, text_digest, visible_raw_events
+from ._events import (
+    Extractor,
+    compactions,
+    content_text,
+    default_refs,
+    event_refs,
+    read_stamp,
+    text_digest,
+    visible_raw_events,
+)
 
 __all__ = ["ADAPTER", "AdkCheckpoint", "AdkCheckpointAdapter", "session_checkpoint"]
 

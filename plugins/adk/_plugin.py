@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from google.adk.plugins.base_plugin import BasePlugin
-
 from summaryguard.guard.check import check_resume
 
 from ._checkpoint import session_checkpoint
@@ -45,17 +44,14 @@ class SummaryGuardPlugin(BasePlugin):
             checkpoint = session_checkpoint(session, invocation_id=getattr(invocation_context, "invocation_id", None))
             if checkpoint is not None:
                 check_resume(checkpoint)
-        return None
 
     async def before_tool_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any) -> None:
-        enforce(getattr(tool, "name", ""))
-        return None  # never a result in the tool's place
+        enforce(getattr(tool, "name", ""))  # raises, or lets the tool run: never a result in its place
 
     async def on_tool_error_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, error: Exception) -> None:
         refusal = refusal_in(error)
         if refusal is not None:
             raise refusal
-        return None
 
 
 def install(plugins: Sequence[Any], cls: type[SummaryGuardPlugin] = SummaryGuardPlugin) -> list[Any]:

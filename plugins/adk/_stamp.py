@@ -36,7 +36,6 @@ from typing import Any
 from google.adk.apps.base_events_summarizer import BaseEventsSummarizer
 from google.adk.apps.llm_event_summarizer import LlmEventSummarizer
 from google.adk.models.base_llm import BaseLlm
-
 from summaryguard.guard.compactor import Compactor, Turn
 from summaryguard.guard.errors import ReconciliationKind, SummaryReconciliationError
 from summaryguard.guard.model import Summary

@@ -19,7 +19,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from google.adk.tools.base_tool import BaseTool
-
 from summaryguard.guard.tools import tool_guard, tool_names
 
 from ._refusals import enforce

@@ -44,7 +44,7 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_response import LlmResponse
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.genai import types
-
+from pydantic import Field
 from summaryguard.plugins.adk import guard_runner, stamp_compactions
 
 STEPS = 10
@@ -54,7 +54,7 @@ APP, USER = "bench", "u"
 
 class Scripted(BaseLlm):
     model: str = "scripted"
-    steps: list[Any] = []
+    steps: list[Any] = Field(default_factory=list)
 
     async def generate_content_async(self, llm_request: Any, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
         yield LlmResponse(content=self.steps.pop(0))

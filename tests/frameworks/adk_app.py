@@ -34,7 +34,7 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_response import LlmResponse
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.genai import types
-
+from pydantic import Field
 from summaryguard.plugins.adk import stamp_compactions
 
 APP = "ops"
@@ -50,7 +50,7 @@ class ScriptedLlm(BaseLlm):
     """A model that answers with the next scripted step (a ``Content``, an ``LlmResponse`` or a function of the request)."""
 
     model: str = "scripted"
-    steps: list[Any] = []
+    steps: list[Any] = Field(default_factory=list)
     calls: int = 0
 
     async def generate_content_async(self, llm_request: Any, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:

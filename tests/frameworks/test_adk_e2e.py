@@ -23,11 +23,19 @@ pytest.importorskip("google.adk")
 
 import adk_app as app
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
-
-from summaryguard.guard import AcceptDivergence, ReconciliationKind, SummaryReconciliationError
+from summaryguard.guard import (
+    AcceptDivergence,
+    ReconciliationKind,
+    SummaryReconciliationError,
+)
 from summaryguard.plugins import hookimpl
 from summaryguard.plugins.adk import guard_runner
-from summaryguard.plugins.adk._events import compactions, content_text, read_stamp, text_digest
+from summaryguard.plugins.adk._events import (
+    compactions,
+    content_text,
+    read_stamp,
+    text_digest,
+)
 
 HERE = Path(__file__).parent
 ATTACH = "Attach the disk now."

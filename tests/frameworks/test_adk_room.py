@@ -22,8 +22,13 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools import FunctionTool
 from google.genai import types
-
-from summaryguard.guard import ReconciliationKind, SummaryReconciliationError, check_resume, resume_guard, tool_guard
+from summaryguard.guard import (
+    ReconciliationKind,
+    SummaryReconciliationError,
+    check_resume,
+    resume_guard,
+    tool_guard,
+)
 from summaryguard.guard.model import DroppedRef
 from summaryguard.plugins.adk import (
     AdkCheckpoint,
@@ -132,7 +137,7 @@ def test_a_second_compaction_extends_the_first(tmp_path: Path) -> None:
     runner.app.events_compaction_config.summarizer.inner._llm.steps = [app.text("Still waiting for the disk.")]
     # (ADK compacts a range only when it is larger than the last summary)
     _resume(runner, [app.text("Which size should the disk be? " + "The options are listed below. " * 10)])
-    first, second = _stamps(runner)
+    _, second = _stamps(runner)
     assert (second.summary.generation, second.summary.parent_generation) == (2, 1)
     assert "create_vm" in {e.ref for e in second.summary.drop_manifest}  # still dropped, still refused
 
