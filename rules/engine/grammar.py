@@ -83,13 +83,20 @@ def parser_config(target: str | None) -> cst.PartialParserConfig:
 # -- libcst, with CPython's reading of tabs ----------------------------------------------
 
 
-def parse_module(text: str, target: str | None) -> tuple[cst.Module, Shifts | None]:
+def parse_module(text: str, target: str | None, validate: bool = False) -> tuple[cst.Module, Shifts | None]:
     """libcst's tree of ``text`` for the target grammar, and the column shifts when the
     indentation had to be expanded (see the module's documentation); raises
-    ``cst.ParserSyntaxError`` when libcst rejects the text either way."""
+    ``cst.ParserSyntaxError`` when libcst rejects the text either way.
+
+    ``validate``: whether libcst's nodes check themselves as they are built. The analyzer
+    parses only text a parser has already accepted (CPython's, or libcst's own verdict in
+    :func:`after_host_rejection`, which validates), and the checks re-prove what the
+    native parser guarantees, at about a sixth of the parse (a third of it on real packages'
+    whitespace-heavy code: ``SimpleWhitespace._validate`` runs a regex per token)."""
     config = parser_config(target)
+    parse = cst.parse_module if validate else _parse_unvalidated
     try:
-        return cst.parse_module(text, config), None
+        return parse(text, config), None
     except cst.ParserSyntaxError:
         if "\t" not in text and "\f" not in text:
             raise
@@ -97,10 +104,30 @@ def parse_module(text: str, target: str | None) -> tuple[cst.Module, Shifts | No
         if expanded is None or expanded[0] == text:
             raise
         try:
-            return cst.parse_module(expanded[0], config), expanded[1]
+            return parse(expanded[0], config), expanded[1]
         except cst.ParserSyntaxError:
             pass
         raise
+
+
+#: libcst's per-node check, run by every node's ``__init__`` (libcst's own comment there:
+#: "It might make more sense to move validation work into the visitor, which would allow
+#: us to avoid validating the tree when parsing a file").
+_VALIDATE = cst.CSTNode.__post_init__
+
+
+def _no_validation(self: cst.CSTNode) -> None:
+    return None
+
+
+def _parse_unvalidated(text: str, config: cst.PartialParserConfig) -> cst.Module:
+    """``cst.parse_module`` with the nodes' construction checks off for its duration only:
+    nodes built afterwards (a rule's ``with_changes``, the lowering) check themselves again."""
+    cst.CSTNode.__post_init__ = _no_validation  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(text, config)
+    finally:
+        cst.CSTNode.__post_init__ = _VALIDATE  # type: ignore[method-assign]
 
 
 def expand_indentation(text: str) -> tuple[str, Shifts] | None:
@@ -172,7 +199,7 @@ def after_host_rejection(text: str, target: str | None, host_error: SyntaxError,
     ):
         return HostVerdict(error=(host_error.lineno, host_error.msg))
     try:
-        module, _ = parse_module(text, target)
+        module, _ = parse_module(text, target, validate=True)
     except Exception:  # noqa: BLE001 - libcst rejects it too (or fails): the host's verdict stands
         # CPython's message and line: the ones users know, and libcst's positions are often
         # a token off. (A file that also uses syntax newer than the host's may get the line
