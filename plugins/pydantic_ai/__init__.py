@@ -8,7 +8,8 @@ Two capabilities adopt it::
 history processor) that stamps the summary message of every fold in its
 ``metadata`` (generation, drop manifest, digest of the summary text), so the
 stamp travels with the history through ``ModelMessagesTypeAdapter``;
-``GuardResumes`` checks every run that continues a stamped history
+``StampedCompaction(capability)`` does the same around any compaction
+capability (pydantic-ai-harness's strategies); ``GuardResumes`` checks every run that continues a stamped history
 (``message_history=``, ``deferred_tool_results=``, ``conversation=``) before
 it starts, and makes every tool of the agent refuse to re-derive what the
 summary dropped; a refusal reaches the caller as ``SummaryReconciliationError``,
@@ -34,15 +35,16 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:  # pragma: no cover
     from ._checkpoint import HistoryCheckpoint, history_checkpoint
     from ._guard import GuardResumes
-    from ._stamp import StampedHistory
+    from ._stamp import StampedCompaction, StampedHistory
     from ._tools import guard_tool
 
-__all__ = ["GuardResumes", "HistoryCheckpoint", "StampedHistory", "guard_tool", "history_checkpoint"]
+__all__ = ["GuardResumes", "HistoryCheckpoint", "StampedCompaction", "StampedHistory", "guard_tool", "history_checkpoint"]
 
 _HOME = {
     "HistoryCheckpoint": "_checkpoint",
     "history_checkpoint": "_checkpoint",
     "GuardResumes": "_guard",
+    "StampedCompaction": "_stamp",
     "StampedHistory": "_stamp",
     "guard_tool": "_tools",
 }

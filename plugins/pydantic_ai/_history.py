@@ -26,10 +26,11 @@ __all__ = [
     "STAMP_KEY",
     "Stamped",
     "call_ids",
+    "carried_text",
+    "carrier",
     "content_text",
     "make_stamp",
     "message_text",
-    "prompt_carrier",
     "stamped_summaries",
     "tool_refs",
 ]
@@ -41,13 +42,15 @@ STAMP_KEY = "summaryguard"
 _OWN_KEYS = frozenset({"summary_sha256", "partial_reason"})
 
 #: Parts whose content is text the model reads (a summary keeps a reference verbatim there).
-_TEXT_PARTS = frozenset({"text", "user-prompt", "system-prompt", "thinking", "tool-return", "retry-prompt"})
+_TEXT_PARTS = frozenset({"text", "user-prompt", "system-prompt", "thinking", "tool-return", "retry-prompt", "compaction"})
 
 
 def content_text(content: Any) -> str:
     """A part's content as text: a string as it is, text items joined, anything else as compact JSON."""
     if isinstance(content, str):
         return content
+    if content is None:
+        return ""  # an opaque part (a provider's encrypted compaction)
     if isinstance(content, Sequence) and all(isinstance(c, str) or _is_text_item(c) for c in content):
         return "\n".join(c if isinstance(c, str) else c.content for c in content)
     try:
@@ -103,20 +106,32 @@ def make_stamp(summary: Summary, text: str) -> dict[str, Any]:
     return {**data, "summary_sha256": text_digest(text)}
 
 
-def prompt_carrier(message: Any) -> int | None:
-    """The index of the part of a request that carries its stamp (its last user prompt), or None.
+def carrier(message: Any) -> int | None:
+    """The index of the part of ``message`` that carries its stamp, or None for the message's ``metadata``.
 
-    pydantic-ai merges adjacent requests when it continues a history and keeps only its own
-    ``__pydantic_ai__`` key of their ``metadata``: a stamp in a request's ``metadata`` would be
-    erased by the next run. A ``TextContent`` item of a part survives the merge (its part is
-    kept), so a request's stamp lives there, and the summary text is that part's text."""
+    A ``CompactionPart`` (a summary part: pydantic-ai-harness writes its summaries as one, in a
+    request) carries it in its own ``metadata``; a request without one, in a ``TextContent`` item
+    of its last user prompt. pydantic-ai merges adjacent requests when it continues a history and
+    keeps only its own ``__pydantic_ai__`` key of their ``metadata``: a stamp in a request's
+    ``metadata`` would be erased by the next run, while a part survives the merge. The summary
+    text is then that part's text; a response (never merged with a model's) keeps the message's."""
+    parts = getattr(message, "parts", ()) or ()
+    for index in range(len(parts) - 1, -1, -1):
+        if getattr(parts[index], "part_kind", None) == "compaction":
+            return index
     if getattr(message, "kind", None) != "request":
         return None
-    parts = getattr(message, "parts", ()) or ()
     for index in range(len(parts) - 1, -1, -1):
         if getattr(parts[index], "part_kind", None) == "user-prompt":
             return index
     return None
+
+
+def carried_text(message: Any, index: int | None) -> str:
+    """The summary text a stamp at ``index`` (see :func:`carrier`) vouches for."""
+    if index is None:
+        return message_text(message)
+    return content_text(getattr(message.parts[index], "content", None) or "")
 
 
 class Stamped:
@@ -148,24 +163,25 @@ def read_stamp(index: int, message: Any, stamp: Any, text: str) -> Stamped:
 
 
 def stamped_summaries(messages: Iterable[Any]) -> list[Stamped]:
-    """Every summary of ``messages`` that carries a summaryguard stamp, in order.
-
-    A response's stamp is in its ``metadata`` (the text: the message's); a request's is in a
-    text item of one of its user prompts (the text: that prompt's), see :func:`prompt_carrier`."""
+    """Every summary of ``messages`` that carries a summaryguard stamp, in order (where: see :func:`carrier`)."""
     found = []
     for index, message in enumerate(messages):
         metadata = getattr(message, "metadata", None)
         if isinstance(metadata, Mapping) and STAMP_KEY in metadata:
-            found.append(read_stamp(index, message, metadata[STAMP_KEY], message_text(message)))
+            found.append(read_stamp(index, message, metadata[STAMP_KEY], carried_text(message, None)))
             continue
-        if getattr(message, "kind", None) != "request":
-            continue
-        for part in getattr(message, "parts", ()) or ():
+        for at, part in enumerate(getattr(message, "parts", ()) or ()):
+            kind = getattr(part, "part_kind", None)
+            if kind == "compaction":
+                part_metadata = getattr(part, "metadata", None)
+                if isinstance(part_metadata, Mapping) and STAMP_KEY in part_metadata:
+                    found.append(read_stamp(index, message, part_metadata[STAMP_KEY], carried_text(message, at)))
+                continue
             content = getattr(part, "content", None)
-            if getattr(part, "part_kind", None) != "user-prompt" or isinstance(content, str):
+            if kind != "user-prompt" or isinstance(content, str):
                 continue
             for item in content or ():
                 item_metadata = getattr(item, "metadata", None) if _is_text_item(item) else None
                 if isinstance(item_metadata, Mapping) and STAMP_KEY in item_metadata:
-                    found.append(read_stamp(index, message, item_metadata[STAMP_KEY], content_text(content)))
+                    found.append(read_stamp(index, message, item_metadata[STAMP_KEY], carried_text(message, at)))
     return found

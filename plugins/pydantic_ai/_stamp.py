@@ -24,6 +24,10 @@ has no text although messages were folded, or when it extends a partial
 summary. A processor that raises leaves the history as it was: nothing is
 stamped, and the run fails as pydantic-ai fails it.
 
+``StampedCompaction(capability)`` does the same around any capability that
+compacts in its ``before_model_request`` (pydantic-ai-harness's strategies,
+which write their summary as a ``CompactionPart``).
+
 It refuses to extend a summary it cannot vouch for (a stamp that no longer
 matches its message's text, or one that cannot be read): summarizing a
 summary of unknown provenance compounds a loss nobody recorded.
@@ -35,7 +39,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic_ai.capabilities import ProcessHistory
+from pydantic_ai.capabilities import ProcessHistory, WrapperCapability
 from pydantic_ai.messages import TextContent
 
 from summaryguard.guard.compactor import Compactor, Turn
@@ -47,15 +51,15 @@ from ._history import (
     STAMP_KEY,
     Stamped,
     call_ids,
-    content_text,
+    carried_text,
+    carrier,
     make_stamp,
     message_text,
-    prompt_carrier,
     stamped_summaries,
     tool_refs,
 )
 
-__all__ = ["StampedHistory", "stamp_fold"]
+__all__ = ["StampedCompaction", "StampedHistory", "stamp_fold"]
 
 #: Why a model stopped that means its text is not the whole summary.
 _CUT_OFF = frozenset({"length", "content_filter", "error"})
@@ -77,6 +81,28 @@ class StampedHistory(ProcessHistory[Any]):
     @classmethod
     def get_serialization_name(cls) -> str | None:
         return None  # takes a callable, as ProcessHistory
+
+
+@dataclasses.dataclass
+class StampedCompaction(WrapperCapability[Any]):
+    """Any compaction capability (pydantic-ai-harness's ``SummarizingCompaction``, ``SlidingWindowCompaction``,
+    your own), every fold of which is stamped: everything else is the wrapped capability's.
+
+    Such a capability rewrites ``RunContext.messages`` in its ``before_model_request``; the
+    history before and after it is compared as for :class:`StampedHistory`."""
+
+    async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+        before = list(ctx.messages)
+        request_context = await self.wrapped.before_model_request(ctx, request_context)
+        stamped = stamp_fold(before, list(ctx.messages))
+        if stamped is not None:
+            ctx.messages[:] = stamped
+            request_context.messages = list(stamped)
+        return request_context
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
 
 
 def stamp_fold(before: Sequence[Any], after: Sequence[Any]) -> list[Any] | None:
@@ -109,8 +135,8 @@ def stamp_fold(before: Sequence[Any], after: Sequence[Any]) -> list[Any] | None:
         orphans = tuple(r for r in tool_refs(m) if r not in tool_refs(m, calls)) if k else ()
         if orphans:
             turns.append(Turn(index=i, content="", refs=orphans))
-    carrier = prompt_carrier(message)
-    text = message_text(message) if carrier is None else content_text(message.parts[carrier].content)
+    at_part = carrier(message)
+    text = carried_text(message, at_part)
     base = previous if previous is None or previous_folded else dataclasses.replace(previous, verbatim_refs={})
     summary = Compactor._stamp(base, tuple(turns), text)
     why = _cut_off(message, text)
@@ -120,29 +146,33 @@ def stamp_fold(before: Sequence[Any], after: Sequence[Any]) -> list[Any] | None:
     if why is not None:
         stamp["partial_reason"] = why
     result = list(after)
-    result[at] = _with_stamp(message, carrier, stamp)
+    result[at] = _with_stamp(message, at_part, stamp)
     turn = current_turn()
     if turn is not None:
         turn.add_dropped(summary.drop_manifest)  # lost to the rest of this resumed run too
     return result
 
 
-def _with_stamp(message: Any, carrier: int | None, stamp: dict[str, Any]) -> Any:
-    """``message`` carrying ``stamp``: in its ``metadata`` (a response, or a request without a user
-    prompt), else in a text item of its user prompt, where a merge of requests keeps it."""
-    if carrier is None:
+def _with_stamp(message: Any, at_part: int | None, stamp: dict[str, Any]) -> Any:
+    """``message`` carrying ``stamp`` where :func:`~._history.carrier` says: its ``metadata``, a
+    ``CompactionPart``'s ``metadata``, or a text item of its user prompt (where a merge of requests keeps it)."""
+    if at_part is None:
         return dataclasses.replace(message, metadata={**(getattr(message, "metadata", None) or {}), STAMP_KEY: stamp})
-    part = message.parts[carrier]
-    items = [part.content] if isinstance(part.content, str) else list(part.content)
-    last = max(i for i, item in enumerate(items) if isinstance(item, (str, TextContent)))
-    item = items[last]
-    if isinstance(item, str):
-        items[last] = TextContent(item, metadata={STAMP_KEY: stamp})
+    part = message.parts[at_part]
+    if part.part_kind == "compaction":
+        new_part = dataclasses.replace(part, metadata={**(part.metadata or {}), STAMP_KEY: stamp})
     else:
-        old = item.metadata if isinstance(item.metadata, dict) else {}
-        items[last] = dataclasses.replace(item, metadata={**old, STAMP_KEY: stamp})
+        items = [part.content] if isinstance(part.content, str) else list(part.content)
+        last = max(i for i, item in enumerate(items) if isinstance(item, (str, TextContent)))
+        item = items[last]
+        if isinstance(item, str):
+            items[last] = TextContent(item, metadata={STAMP_KEY: stamp})
+        else:
+            old = item.metadata if isinstance(item.metadata, dict) else {}
+            items[last] = dataclasses.replace(item, metadata={**old, STAMP_KEY: stamp})
+        new_part = dataclasses.replace(part, content=items)
     parts = list(message.parts)
-    parts[carrier] = dataclasses.replace(part, content=items)
+    parts[at_part] = new_part
     return dataclasses.replace(message, parts=parts)
 
 
@@ -179,6 +209,7 @@ def _cut_off(message: Any, text: str) -> str | None:
         return f"the summarizer stopped with finish_reason={reason!r}"
     if getattr(message, "state", "complete") == "interrupted":
         return "the summary message was interrupted before it was complete"
-    if not text.strip():
+    opaque = any(getattr(p, "part_kind", None) == "compaction" and getattr(p, "content", None) is None for p in message.parts)
+    if not text.strip() and not opaque:  # an opaque provider compaction holds no text to show, by design
         return "the summary message has no text"
     return None

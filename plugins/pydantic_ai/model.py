@@ -3,7 +3,8 @@
 Read by the engine through the ``summaryguard_frameworks`` hook and validated
 when it loads. An ``Agent`` is built from parts: it compacts when one of its
 arguments is a history-processing capability (``capabilities=[ProcessHistory(fn)]``,
-or summaryguard's ``StampedHistory``): what the processor returns *is* the
+pydantic-ai-harness's compaction capabilities, or summaryguard's ``StampedHistory`` /
+``StampedCompaction``): what the processor returns *is* the
 history from then on, so whatever it folds or trims is gone from what is
 persisted (v2 has no ``Agent(history_processors=...)`` any more). An agent
 built without one resumes no summary.
@@ -50,6 +51,13 @@ MODEL: Mapping[str, Any] = {
             "pydantic_ai.capabilities.process_history.ProcessHistory",
             f"{_ROOM}.StampedHistory",
             f"{_ROOM}._stamp.StampedHistory",
+            f"{_ROOM}.StampedCompaction",
+            f"{_ROOM}._stamp.StampedCompaction",
+            # pydantic-ai-harness's compaction capabilities (0.62: SummarizingCompaction,
+            # SlidingWindowCompaction, TieredCompaction, RelevanceCompaction, FallbackCompaction, ...)
+            "pydantic_ai_harness.compaction.*Compaction",
+            "pydantic_ai_harness.compaction.ClearToolResults",
+            "pydantic_ai_harness.compaction.CompactOnRequest",
         ),
         # Resolved on the receiver: `@agent.tool` where `agent = Agent(...)`.
         "tool-decorators": _methods(_AGENTS, ("tool", "tool_plain")),

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from pydantic_ai import Agent, Tool
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
+    CompactionPart,
     ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
@@ -34,7 +35,7 @@ from pydantic_ai.models.function import FunctionModel
 
 from summaryguard.guard import Checkpoint, DroppedRef, ReconciliationKind, Summary, SummaryReconciliationError, resume_guard, tool_guard
 from summaryguard.plugins.framework import FrameworkModel
-from summaryguard.plugins.pydantic_ai import GuardResumes, guard_tool, history_checkpoint
+from summaryguard.plugins.pydantic_ai import GuardResumes, StampedCompaction, guard_tool, history_checkpoint
 from summaryguard.plugins.pydantic_ai._history import stamped_summaries
 from summaryguard.plugins.pydantic_ai._stamp import stamp_fold
 
@@ -106,6 +107,57 @@ def test_a_summary_request_keeps_its_stamp_when_pydantic_ai_merges_it_with_the_n
     with pytest.raises(SummaryReconciliationError) as caught:
         guarded.run_sync(app.ATTACH, message_history=continued)
     assert caught.value.kind is ReconciliationKind.MISSING_DEPENDENCY and script.calls == 0
+
+
+class FoldToCompactionPart(AbstractCapability[Any]):
+    """A compaction capability shaped like pydantic-ai-harness's: it rewrites ``ctx.messages`` and writes the
+    summary as a ``CompactionPart`` (marked in its own ``metadata``) in a request of its own."""
+
+    async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+        messages = list(ctx.messages)
+        if len(messages) < app.FOLD_AT:
+            return request_context
+        summary = ModelRequest(parts=[CompactionPart(app.SUMMARY_TEXT, metadata={"harness_summary": True})])
+        compacted = [summary, messages[-1]]
+        ctx.messages[:] = compacted
+        return dataclasses.replace(request_context, messages=compacted)
+
+
+def test_a_compaction_capability_is_stamped_on_its_compaction_part(world: app.World) -> None:
+    agent, _ = app.make_agent(world, [*app.CREATE, [app.text("Noted.")], [app.text("Still here.")]])
+    agent = Agent(agent.model, capabilities=[StampedCompaction(FoldToCompactionPart())], tools=[Tool(_vm(world), name="create_vm")])
+    first = agent.run_sync(app.REQUEST)
+    compacted = agent.run_sync("Thanks.", message_history=first.all_messages()).all_messages()
+    part = compacted[0].parts[0]
+    assert isinstance(part, CompactionPart) and part.metadata["harness_summary"] is True  # the strategy's own marker stays
+    assert [e["ref"] for e in part.metadata["summaryguard"]["drop_manifest"]] == ["create_vm"]
+    continued = agent.run_sync("And now?", message_history=compacted).all_messages()  # pydantic-ai merges the requests
+    (stamp,) = stamped_summaries(ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(continued)))
+    assert stamp.matches and stamp.summary is not None and stamp.summary.generation == 1
+    guarded, script = app.make_agent(world, [[app.text("never")]], guard=GuardResumes(deps=["create_vm"]))
+    with pytest.raises(SummaryReconciliationError) as caught:
+        guarded.run_sync(app.ATTACH, message_history=continued)
+    assert caught.value.kind is ReconciliationKind.MISSING_DEPENDENCY and script.calls == 0
+
+
+def _vm(world: app.World) -> Any:
+    def create_vm(size: str) -> str:
+        return world.create_vm()
+
+    return create_vm
+
+
+def test_pydantic_ai_harness_sliding_window_is_stamped(world: app.World) -> None:
+    """pydantic-ai-harness pins an older pydantic-ai-slim (0.62.0 pins 2.62.0): run where it is installed."""
+    harness = pytest.importorskip("pydantic_ai_harness.compaction")
+    script = app.Script([*app.CREATE, [app.text("Noted.")], [app.text("And more.")], [app.text("ok")]])
+    window = StampedCompaction(harness.SlidingWindowCompaction(max_messages=4, keep_messages=2))
+    agent = Agent(FunctionModel(script), capabilities=[window], tools=[Tool(_vm(world), name="create_vm")])
+    history = agent.run_sync(app.REQUEST).all_messages()
+    for prompt in ("Thanks.", "More.", "Again."):
+        history = agent.run_sync(prompt, message_history=history).all_messages()
+    (stamp,) = stamped_summaries(history)[-1:]
+    assert stamp.summary is not None and "create_vm" in {e.ref for e in stamp.summary.drop_manifest}
 
 
 class Swallow(AbstractCapability[Any]):
