@@ -68,6 +68,8 @@ async def _guarded_steps(events: AsyncGenerator[Any, None], run: GuardedRun) -> 
             if run.refused:
                 raise run.refused[0]  # a callback turned a refusal into a result: the run stops here
             yield event
+        if run.refused:
+            raise run.refused[0]
     finally:
         token = enter_run(run)
         try:

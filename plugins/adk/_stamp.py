@@ -145,6 +145,12 @@ class StampedSummarizer(BaseEventsSummarizer):
                 "without the session it cannot say which generation it extends; the history stays uncompacted"
             )
         history = list(getattr(session, "events", None) or ())
+        known = {getattr(e, "id", None) for e in history}
+        if events and not any(getattr(e, "id", None) in known for e in events):
+            raise RuntimeError(
+                "StampedSummarizer was handed events of another session than the run's (a runner built before "
+                "stamp_compactions(app) does not have summaryguard's plugin): the history stays uncompacted"
+            )
         previous = _previous(history, session)  # refuses before the summarizer's model runs
         watch = _Watch()
         token = _watch.set(watch)

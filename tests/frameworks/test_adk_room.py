@@ -9,6 +9,8 @@ refusal could get lost on its way to the caller.
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,6 @@ import pytest
 
 pytest.importorskip("google.adk")
 
-import adk_app as app
 from google.adk.apps.app import App
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
@@ -32,6 +33,8 @@ from summaryguard.guard import (
 from summaryguard.guard.model import DroppedRef
 from summaryguard.plugins.adk import (
     AdkCheckpoint,
+    GuardedRunner,
+    StampedSummarizer,
     SummaryGuardPlugin,
     guard_runner,
     guard_tool,
@@ -41,6 +44,8 @@ from summaryguard.plugins.adk import (
 from summaryguard.plugins.adk._events import compactions, default_refs, read_stamp
 from summaryguard.plugins.adk._stamp import enter_session
 from summaryguard.plugins.framework import FrameworkModel
+
+import adk_app as app
 
 
 def _run(coro: Any) -> Any:
@@ -253,3 +258,34 @@ def test_a_refusal_a_tool_swallowed_still_stops_the_run(tmp_path: Path) -> None:
         _resume(runner, [app.call("provision", {"size": "small"}, "call-provision"), app.text("never")])
     assert (caught.value.kind, caught.value.missing_ref) == (ReconciliationKind.REDERIVATION, "create_vm")
     assert world.created == ["vm-1"] and runner.agent.model.calls == 3  # the model never read the swallowed text
+
+
+def test_the_room_costs_nothing_until_used() -> None:
+    code = (
+        "import sys; from summaryguard.plugins.manager import get_plugin_manager; get_plugin_manager(); "
+        "import summaryguard.plugins.adk; assert 'google.adk' not in sys.modules, 'imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_the_readme_snippet_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("\n## Google ADK\n", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {}
+    exec(compile(block, "README.md", "exec", dont_inherit=True), namespace)  # noqa: S102  (as a script runs it)
+    runner = namespace["runner"]
+    assert isinstance(runner, GuardedRunner) and isinstance(runner.plugin_manager.plugins[0], SummaryGuardPlugin)
+    assert isinstance(namespace["app"].events_compaction_config.summarizer, StampedSummarizer)
+
+
+def test_the_stamped_summarizer_never_stamps_from_another_sessions_history(tmp_path: Path) -> None:
+    runner, _ = _created(tmp_path / "a")
+    other, _ = _created(tmp_path / "b")
+    summarizer = runner.app.events_compaction_config.summarizer
+    enter_session(_session(other))  # a run of another runner, earlier in this task
+    with pytest.raises(RuntimeError, match="another session"):
+        _run(summarizer.maybe_summarize_events(events=_session(runner).events[:4]))
+    enter_session(None)
+    with pytest.raises(RuntimeError, match="needs summaryguard's ADK plugin"):
+        _run(summarizer.maybe_summarize_events(events=_session(runner).events[:4]))
