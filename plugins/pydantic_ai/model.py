@@ -10,7 +10,7 @@ persisted (v2 has no ``Agent(history_processors=...)`` any more). An agent
 built without one resumes no summary.
 
 A history is loaded with ``ModelMessagesTypeAdapter.validate_json`` /
-``validate_python`` and written by dumping ``all_messages()`` (``dump_json``,
+``validate_python`` (a whole ``Conversation`` with ``ConversationTypeAdapter``'s) and written by dumping ``all_messages()`` (``dump_json``,
 ``dump_python``) to storage. The resume is the run that is handed the loaded
 history (``agent.run(prompt, message_history=history)``, also after an
 approval with ``deferred_tool_results=``, or a ``conversation=``), never the
@@ -32,6 +32,7 @@ __all__ = ["MODEL"]
 
 _AGENTS = ("pydantic_ai.Agent", "pydantic_ai.agent.Agent")
 _ADAPTERS = ("pydantic_ai.messages.ModelMessagesTypeAdapter", "pydantic_ai.ModelMessagesTypeAdapter")
+_CONVERSATIONS = ("pydantic_ai.ConversationTypeAdapter", "pydantic_ai.conversation.ConversationTypeAdapter")
 _ROOM = "summaryguard.plugins.pydantic_ai"
 
 
@@ -43,7 +44,7 @@ def _methods(owners: Iterable[str], names: Iterable[str]) -> tuple[str, ...]:
 MODEL: Mapping[str, Any] = {
     "name": "pydantic-ai",
     "vocabulary": {
-        "checkpoint-loads": _methods(_ADAPTERS, ("validate_json", "validate_python")),
+        "checkpoint-loads": _methods((*_ADAPTERS, *_CONVERSATIONS), ("validate_json", "validate_python")),
         "checkpoint-writes": _methods(_ADAPTERS, ("dump_json", "dump_python")),
         # The history-processing capability is the compaction (like a summarization middleware).
         "compaction-calls": (

@@ -19,7 +19,7 @@ pytest.importorskip("pydantic_ai")
 import pydantic_ai_app as app
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic_ai import Agent, Tool
+from pydantic_ai import Agent, Conversation, ConversationTypeAdapter, Tool
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     CompactionPart,
@@ -215,6 +215,23 @@ def test_async_and_streamed_runs_are_checked_too(world: app.World) -> None:
 
     with pytest.raises(SummaryReconciliationError):
         asyncio.run(stream())
+
+
+def test_iter_and_a_whole_conversation_are_checked_too(world: app.World) -> None:
+    history = _compacted(world)
+    agent, script = app.make_agent(world, [[app.text("never")]], guard=GuardResumes(deps=["create_vm"]))
+
+    async def iterate() -> None:
+        async with agent.iter(app.ATTACH, message_history=history) as run:
+            async for _ in run:
+                pass
+
+    with pytest.raises(SummaryReconciliationError):
+        asyncio.run(iterate())
+    conversation = ConversationTypeAdapter.validate_json(ConversationTypeAdapter.dump_json(Conversation(messages=history)))
+    with pytest.raises(SummaryReconciliationError) as caught:
+        agent.run_sync(app.ATTACH, conversation=conversation)
+    assert caught.value.kind is ReconciliationKind.MISSING_DEPENDENCY and script.calls == 0
 
 
 def test_a_history_without_a_stamp_is_not_summary_state(world: app.World) -> None:
