@@ -18,10 +18,11 @@ import pytest
 
 pytest.importorskip("google.adk")
 
+from google.adk import Agent
 from google.adk.apps.app import App
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
-from google.adk.tools import FunctionTool
+from google.adk.tools import AgentTool, FunctionTool
 from google.genai import types
 from summaryguard.guard import (
     ReconciliationKind,
@@ -289,3 +290,15 @@ def test_the_stamped_summarizer_never_stamps_from_another_sessions_history(tmp_p
     enter_session(None)
     with pytest.raises(RuntimeError, match="needs summaryguard's ADK plugin"):
         _run(summarizer.maybe_summarize_events(events=_session(runner).events[:4]))
+
+
+def test_a_refusal_inside_an_agent_used_as_a_tool_reaches_the_caller(tmp_path: Path) -> None:
+    runner, world = _created(tmp_path)
+    helper_model = app.ScriptedLlm(steps=[app.call("create_vm", {"size": "small"}, "call-inner"), app.text("never")])
+    helper = Agent(name="helper", model=helper_model, description="Provisions VMs.", tools=app.tools(world))
+    runner.agent.tools.append(AgentTool(helper))  # ADK runs it with the parent's plugins
+    with pytest.raises(SummaryReconciliationError) as caught:
+        _resume(runner, [app.call("helper", {"request": "a VM"}, "call-helper"), app.text("never")])
+    assert type(caught.value) is SummaryReconciliationError
+    assert (caught.value.kind, caught.value.missing_ref) == (ReconciliationKind.REDERIVATION, "create_vm")
+    assert world.created == ["vm-1"] and helper_model.calls == 1
