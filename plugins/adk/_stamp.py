@@ -27,6 +27,7 @@ is not compacted, never that an unstamped summary is made.
 
 from __future__ import annotations
 
+import bisect
 import contextvars
 import copy
 import dataclasses
@@ -176,11 +177,33 @@ class StampedSummarizer(BaseEventsSummarizer):
 
     def _stamp(self, previous: Summary | None, history: list[Any], events: Sequence[Any], event: Any, text: str) -> Summary:
         where = {getattr(e, "id", None): i for i, e in enumerate(history)}
-        turns = []
-        for offset, folded in enumerate(events):
-            index = where.get(getattr(folded, "id", None), len(history) + offset)
-            turns.append(Turn(index=index, content=content_text(getattr(folded, "content", None)),
-                              refs=tuple(event_refs(folded, self._extract))))
+        # What the model will no longer read raw: the events handed to the summarizer, and every raw
+        # event inside the range the compaction claims (a summarizer may claim more than it was shown).
+        compaction = event.actions.compaction
+        start, end = compaction.start_timestamp, compaction.end_timestamp
+        folded_ids = {getattr(e, "id", None) for e in events}
+        claimed = [
+            e for e in history
+            if getattr(e, "id", None) not in folded_ids
+            and getattr(getattr(e, "actions", None), "compaction", None) is None
+            and isinstance(getattr(e, "timestamp", None), (int, float)) and start <= e.timestamp <= end
+        ]
+        stamps = sorted(t for e in history if isinstance(t := getattr(e, "timestamp", None), (int, float)))
+
+        def index_of(folded: Any) -> int:
+            # an event of the session: its position; one made for the summarizer (ADK's seed of the
+            # previous summary): where its timestamp falls
+            index = where.get(getattr(folded, "id", None))
+            return index if index is not None else bisect.bisect_left(stamps, getattr(folded, "timestamp", 0.0) or 0.0)
+
+        turns = sorted(
+            (
+                Turn(index=index_of(folded), content=content_text(getattr(folded, "content", None)),
+                     refs=tuple(event_refs(folded, self._extract)))
+                for folded in [*events, *claimed]
+            ),
+            key=lambda turn: turn.index,
+        )
         # What the model will be shown of the summaries once this one is appended: its text,
         # and each earlier summary that no range contains (ADK keeps partly overlapping ones).
         shown = [

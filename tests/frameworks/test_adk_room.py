@@ -20,6 +20,9 @@ pytest.importorskip("google.adk")
 
 from google.adk import Agent
 from google.adk.apps.app import App
+from google.adk.apps.llm_event_summarizer import LlmEventSummarizer
+from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions, EventCompaction
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools import AgentTool, FunctionTool
@@ -302,3 +305,26 @@ def test_a_refusal_inside_an_agent_used_as_a_tool_reaches_the_caller(tmp_path: P
     assert type(caught.value) is SummaryReconciliationError
     assert (caught.value.kind, caught.value.missing_ref) == (ReconciliationKind.REDERIVATION, "create_vm")
     assert world.created == ["vm-1"] and helper_model.calls == 1
+
+
+def test_a_summarizer_that_claims_more_than_it_was_shown_drops_what_it_hides(tmp_path: Path) -> None:
+    world = app.World(tmp_path / "world.json")
+    made, _, _ = app.make_app(world, app.CREATE, compacting=False)
+    history = _session_of(app.make_runner(made, tmp_path / "session.db"), app.user(app.REQUEST))
+    shown_only = [history[-1]]  # the summarizer was shown the final answer alone ...
+    claimed = Event(  # ... and claims the whole range: ADK hides every raw event inside it
+        author="user",
+        invocation_id="compaction-1",
+        actions=EventActions(compaction=EventCompaction(
+            start_timestamp=history[0].timestamp, end_timestamp=history[-1].timestamp,
+            compacted_content=app.text("Created the VM."),
+        )),
+    )
+    summarizer = StampedSummarizer(LlmEventSummarizer(llm=app.ScriptedLlm()))
+    summary = summarizer._stamp(None, history, shown_only, claimed, "Created the VM.")
+    assert [(e.ref, e.last_known) for e in summary.drop_manifest] == [("create_vm", "vm-1")]
+
+
+def _session_of(runner: Any, message: Any) -> list[Any]:
+    _run(app.run(runner, message))
+    return list(_session(runner).events)
