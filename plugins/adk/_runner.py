@@ -85,7 +85,10 @@ def _admitted(checkpoint: AdkCheckpoint, deps: Any, work: Callable[[], AsyncGene
 
 
 class GuardedRunner:
-    """An ADK ``Runner`` (any subclass) whose ``run_async`` and ``run`` check each resume first.
+    """An ADK ``Runner`` (any subclass) whose ``run_async``, ``run`` and ``run_debug`` check each resume first.
+
+    ``run_live`` (bidirectional streaming) is left to the runner: summaryguard's plugin
+    still refuses, at its start, to run on a session it cannot vouch for.
 
     Everything else is the runner's own (attributes are read through). Build
     it with :func:`guard_runner`.
@@ -167,6 +170,10 @@ class GuardedRunner:
                 )
                 notify(error, checkpoint if checkpoint is not None else session)
                 raise error
+
+    async def run_debug(self, *args: Any, **kwargs: Any) -> Any:
+        """``Runner.run_debug``, its runs going through the checked :meth:`run_async`."""
+        return await type(self.runner).run_debug(self, *args, **kwargs)  # type: ignore[arg-type]
 
     def run(self, *, user_id: str, session_id: str, **kwargs: Any) -> Generator[Any, None, None]:
         """``Runner.run`` (sync, for local use): the guarded ``run_async`` in a thread of its own, events as they come."""

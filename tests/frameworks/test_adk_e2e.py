@@ -214,3 +214,12 @@ def test_a_controller_may_accept_the_divergence_on_record(stopped: dict[str, Pat
     assert world.created == ["vm-1", "vm-2"]  # the new fact, accepted
     assert [r.ref for r in policy.accepted] == ["create_vm"]
     assert any(e.content and e.content.parts and e.content.parts[0].text == "Attached." for e in events)
+
+
+def test_run_debug_goes_through_the_check(stopped: dict[str, Path], tmp_path: Path) -> None:
+    folder = _copy(stopped["crash"], tmp_path)
+    stamped, model, _ = app.make_app(app.World(folder / "world.json"), [app.text("never")])
+    runner = guard_runner(app.make_runner(stamped, folder / "session.db"), deps=["create_vm"])
+    with pytest.raises(SummaryReconciliationError) as caught:
+        _run(runner.run_debug(ATTACH, user_id=app.USER, session_id=app.SESSION_ID, quiet=True))
+    assert caught.value.kind is ReconciliationKind.MISSING_DEPENDENCY and model.calls == 0
