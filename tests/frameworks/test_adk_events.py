@@ -20,7 +20,6 @@ from google.adk.flows.llm_flows.context._compaction import _process_compaction_e
 from google.genai import types
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from summaryguard.plugins.adk._events import shown_compactions, visible_raw_events
 
 _TIMES = st.integers(min_value=0, max_value=12).map(float)
