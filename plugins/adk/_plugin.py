@@ -26,7 +26,7 @@ from summaryguard.guard.check import check_resume
 
 from ._checkpoint import session_checkpoint
 from ._refusals import current_run, enforce, refusal_in
-from ._stamp import enter_session
+from ._stamp import StampedSummarizer, enter_session
 
 __all__ = ["SummaryGuardPlugin", "install"]
 
@@ -41,7 +41,12 @@ class SummaryGuardPlugin(BasePlugin):
         session = invocation_context.session
         enter_session(session)
         if current_run() is None:  # not admitted by a guarded runner: check here, before the agent runs
-            checkpoint = session_checkpoint(session, invocation_id=getattr(invocation_context, "invocation_id", None))
+            summarizer = getattr(getattr(invocation_context, "events_compaction_config", None), "summarizer", None)
+            checkpoint = session_checkpoint(
+                session,
+                invocation_id=getattr(invocation_context, "invocation_id", None),
+                refs=summarizer._extract if isinstance(summarizer, StampedSummarizer) else None,
+            )
             if checkpoint is not None:
                 check_resume(checkpoint)
 
