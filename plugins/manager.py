@@ -53,6 +53,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "summaryguard.plugins.pydantic_ai.plugin",
     "summaryguard.plugins.adk.plugin",
     "summaryguard.plugins.crewai.plugin",
+    "summaryguard.plugins.mcp.plugin",
     "summaryguard.plugins.smolagents.plugin",
     "summaryguard.plugins.openhands.plugin",
     "summaryguard.plugins.observe_logging",

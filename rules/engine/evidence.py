@@ -21,6 +21,7 @@ import libcst as cst
 from summaryguard.plugins.framework import FrameworkModel
 
 from . import lexicon
+from .annotations import annotated_class, field_annotation, param_annotation, return_annotation
 from .arguments import bound_arguments
 from .conditions import ALL_KINDS, DEPS, GENERATION, PARTIAL, Context
 from .facts import NAME, VALUE, Step
@@ -138,6 +139,8 @@ class Evidence(Context):
         self.imports = fn.module.imports
         self.summaries = summaries
         self.assigned: dict[str, list[cst.BaseExpression]] = {}
+        #: ``a, b = f()``: which element of each value a name was unpacked from (by the value's id).
+        self.positions: dict[str, dict[int, int]] = {}
         self.attr_reads: dict[str, set[str]] = {}
         #: Keys read from a name by ``name["key"]`` / ``name.get("key")`` (a checkpoint read as a dict).
         self.key_reads: dict[str, set[str]] = {}
@@ -198,12 +201,18 @@ class Evidence(Context):
                     elif isinstance(node, cst.NamedExpr):
                         self._bind(node.target, node.value)
 
-    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression, position: int | None = None) -> None:
         if isinstance(target, cst.Name):
             self.assigned.setdefault(target.value, []).append(value)
+            if position is not None:
+                self.positions.setdefault(target.value, {})[id(value)] = position
         elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind(element.value, value)
+            starred = False
+            for index, element in enumerate(target.elements):
+                starred = starred or isinstance(element, cst.StarredElement)
+                # an element's position in the value is known up to the first star, at the top level
+                known = index if position is None and not starred else None
+                self._bind(element.value, value, known)
 
     def _summary_like(self) -> set[str]:
         found = set()
@@ -430,10 +439,15 @@ class Evidence(Context):
     def _constructed_class(self, receiver: cst.BaseExpression) -> str | None:
         """The qualified class ``receiver`` is an instance of, when one constructor builds it."""
         values: list[cst.BaseExpression]
+        positions: dict[int, int] = {}
         if isinstance(receiver, cst.Call):
             values = [receiver]
-        elif isinstance(receiver, cst.Name) and receiver.value not in self.fn.params:
+        elif isinstance(receiver, cst.Name) and receiver.value in self.fn.params:
+            # typed code says what a parameter is (``session: ClientSession``)
+            return annotated_class(param_annotation(self.fn, receiver.value), self.imports)
+        elif isinstance(receiver, cst.Name):
             values = self.assigned.get(receiver.value, [])
+            positions = self.positions.get(receiver.value, {})
         elif (
             isinstance(receiver, cst.Attribute)
             and isinstance(receiver.value, cst.Name)
@@ -441,20 +455,30 @@ class Evidence(Context):
             and self.fn.class_name is not None
         ):
             values = self._self_attribute_values(receiver.attr.value)
+            if not values:  # a declared field (``llm: LLM`` in a pydantic model or a dataclass)
+                declared = field_annotation(self.fn.module, self.fn.class_name, receiver.attr.value)
+                return annotated_class(declared, self.imports)
         else:
             return None
-        classes = {self._class_called(v) for v in values}
+        classes = {self._class_called(v, positions.get(id(v))) for v in values}
         if len(classes) != 1:
             return None
         return classes.pop()
 
-    def _class_called(self, value: cst.BaseExpression) -> str | None:
+    def _class_called(self, value: cst.BaseExpression, position: int | None = None) -> str | None:
+        """The class of what ``value`` evaluates to: a constructor's class, or the class a
+        project function's return annotation names (element ``position`` of a tuple)."""
+        if isinstance(value, cst.Await):
+            value = value.expression
         if not isinstance(value, cst.Call):
             return None
         qualified = self.imports.qualify(value.func)
-        if not qualified or not last_segment(qualified)[:1].isupper():
+        if position is None and qualified and last_segment(qualified)[:1].isupper():
+            return qualified
+        callee = self.project.resolve(value.func, self.fn)
+        if callee is None:
             return None
-        return qualified
+        return annotated_class(return_annotation(callee), callee.module.imports, position)
 
     def _self_attribute_values(self, attr: str) -> list[cst.BaseExpression]:
         """What the class's methods assign to ``self.<attr>`` (one scan per class, then memoized)."""
@@ -721,17 +745,13 @@ class Evidence(Context):
             return self.behaviour(callee).pauses
         return self._through_import(call) and self.vocab.matches("interrupt-calls", self.qualified(call))
 
-    def is_tool_call(self, call: cst.Call) -> bool:
-        """A call that obtains a fact from the outside world: a :meth:`known_tool`, or
-        one :meth:`named_like_tool`. The name vote still counts here for the
-        re-run search before a pause and a broad handler's "re-derives" detail;
-        SG201 takes :meth:`known_tool` only (SPEC §3.1.1: never a tool by its name)."""
-        return self.known_tool(call) or self.named_like_tool(call)
-
     def known_tool(self, call: cst.Call) -> bool:
-        """A tool by evidence other than its name: a tool decorator, the vocabulary
-        (configured or from a plugin), a LangChain tool object, or a project
-        function that calls such a tool."""
+        """A call that obtains a fact from the outside world, by evidence other than its
+        name (SPEC §3.1.1): a tool decorator, the vocabulary (configured or from a
+        plugin, on the receiver's class where a constructor or an annotation says it),
+        a framework's tool object, or a project function that calls such a tool. Every
+        rule asks this one question: SG201, the re-run search before a pause (SG203)
+        and a broad handler's "re-derives" (SG202)."""
         if self._runs_tool_object(call):
             return True
         callee = self.resolve(call)
@@ -774,27 +794,6 @@ class Evidence(Context):
             return steps[0]
         shown_names = ", ".join(f"`{n}`" for n in sorted(names)) or "the container"
         return Step(self.fn.module.path, container, f"{shown_names} named like resumed state", NAME)
-
-    def named_like_tool(self, call: cst.Call) -> bool:
-        """``search_tool(q)``, ``tools.search(q)``, with nothing saying otherwise: not a
-        helper about tools (``get_tool``, ``log_tool_action_error``), not a project
-        function known to be an accessor, a validator, a predicate or a resume."""
-        callee = self.resolve(call)
-        if callee is not None:
-            summary = self.behaviour(callee)
-            if summary is not self.project.unknown and (
-                summary.pure or callee.is_guarded or summary.resumes or summary.establishes or summary.predicate
-            ):
-                return False
-            return lexicon.is_tool_name(callee.name)
-        name = dotted(call.func) or ""
-        last = last_segment(name)
-        if not last or last[0].isupper():
-            return False
-        segments = [s for s in name.split(".") if s not in ("()", "[]")]
-        if lexicon.is_tool_name(segments[-1]):
-            return True
-        return len(segments) >= 2 and lexicon.is_tool_method(segments[-2], segments[-1])
 
     def _runs_tool_object(self, call: cst.Call) -> bool:
         """``create_vm.invoke({})`` where ``create_vm`` is a framework's tool object (a

@@ -608,7 +608,7 @@ class FlowAnalysis:
             return state.add(gained) if result.fall is not None else None
         swallows = reconciliation or (broad and body_sites)
         rederives = swallows and not reraises and any(
-            self.ev.is_tool_call(c) for s in statements(handler.body) for c in _own_calls(s)
+            self.ev.known_tool(c) for s in statements(handler.body) for c in _own_calls(s)
         )
         fall = result.fall
         stored = self._stored(handler, bound) if swallows and fall is not None else None

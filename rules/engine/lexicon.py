@@ -2,7 +2,8 @@
 
 Names are the cheapest evidence and the least reliable: ``summary`` can be a
 TensorBoard summary or a CV section, ``resume`` a download or a coroutine, and
-``x_tool`` a helper. Every predicate here is therefore *one* vote; the
+``x_tool`` a helper (which is why no name here makes a tool: :meth:`.evidence.Evidence.known_tool`).
+Every predicate here is therefore *one* vote; the
 recognizers in :mod:`.evidence` combine it with qualified names, decorators and
 usage before anything is reported. Patterns are compiled once, at import.
 """
@@ -24,8 +25,6 @@ __all__ = [
     "is_checkpoint_name",
     "is_resumed_state_name",
     "is_summary_name",
-    "is_tool_method",
-    "is_tool_name",
 ]
 
 _SUMMARY = re.compile(r"summar", re.IGNORECASE)
@@ -35,26 +34,6 @@ _CHECKPOINT = re.compile(r"checkpoint|ckpt|snapshot", re.IGNORECASE)
 _RESUMED = re.compile(
     r"summar|checkpoint|ckpt|resum|restor|rehydrat|recover|snapshot|verbatim|(^|_)refs?($|_)", re.IGNORECASE
 )
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-#: First words that make a ``*_tool`` name a helper *about* tools, not a tool:
-#: ``get_tool``, ``log_tool``, ``resolve_tool``, ``make_tool``, ``as_tool``.
-_TOOL_HELPER_VERBS = frozenset(
-    {
-        "add", "as", "bind", "build", "check", "clear", "coerce", "convert", "count", "default", "describe",
-        "deserialize", "emit", "ensure", "extract", "filter", "find", "format", "from", "get", "has", "is",
-        "iter", "list", "load", "log", "lookup", "make", "mark", "new", "normalize", "parse", "peek", "print",
-        "record", "register", "remove", "render", "reset", "resolve", "save", "select", "serialize", "set",
-        "should", "to", "trace", "unregister", "update", "validate", "warn", "with", "wrap",
-    }
-)
-#: Methods of a tool set or tool object that only manage it (``tools.register(f)``).
-_TOOL_SET_METHODS = frozenset(
-    {
-        "add", "append", "clear", "copy", "extend", "get", "items", "keys", "pop", "remove", "setdefault",
-        "update", "values",
-    }
-)
-
 #: Attributes whose reading makes the object summary-like on their own.
 STRONG_SUMMARY_ATTRS = frozenset(
     {"summary", "summaries", "generation", "summary_generation", "verbatim_refs", "drop_manifest", "dropped_refs"}
@@ -166,30 +145,3 @@ def is_resumed_state_name(name: str) -> bool:
     """A name that says "this came back from a checkpoint or a summary"."""
     return bool(_RESUMED.search(name)) and not _NOT_AGENT_SUMMARY.search(name)
 
-
-def _words(name: str) -> list[str]:
-    """``_bind_resolved_tool_invocation`` -> bind, resolved, tool, invocation (snake or camel case)."""
-    return [w.lower() for w in _WORDS.findall(name)]
-
-
-@lru_cache(maxsize=8192)
-def is_tool_name(name: str) -> bool:
-    """``search_tool``, ``create_sandbox_tool``, ``tools``, ``atool``: *tool* is the
-    name's last word (one vote). A name where *tool* is one word among others
-    (``log_tool_action_warning``, ``tool_call``) is not a tool name, and neither is
-    a helper about tools (``get_tool``, ``resolve_tool``, ``as_tool``)."""
-    words = _words(name)
-    if not words or words[-1] not in ("tool", "tools", "atool"):
-        return False
-    return len(words) == 1 or words[0] not in _TOOL_HELPER_VERBS
-
-
-@lru_cache(maxsize=8192)
-def is_tool_method(receiver: str, method: str) -> bool:
-    """``tools.search(...)``, ``search_tool.lookup(...)``: a method of something named
-    like a tool (one vote); not private methods and not ones that only manage
-    the set (``tools.get(name)``, ``tools.register(f)``) or log it."""
-    if method.startswith("_") or method in _TOOL_SET_METHODS or not is_tool_name(receiver):
-        return False
-    words = _words(method)
-    return bool(words) and words[0] not in ("log", "record", "format", "register", "unregister", "describe", "bind")

@@ -102,7 +102,7 @@ class _Walker:
             if self.ev.is_interrupt(call):
                 for tool in current:
                     self.found.setdefault(tool, call)
-            elif call not in self.cached and self.ev.is_tool_call(call):
+            elif call not in self.cached and self.ev.known_tool(call):
                 self.seen.setdefault(call, len(self.seen))
                 current.add(call)
                 out.anywhere.add(call)

@@ -1,0 +1,126 @@
+"""What a type annotation says a value is: the class of a parameter, a field, a return.
+
+A receiver's class decides what its method calls are (SPEC §3.1.1: by value, never
+by the local's name). A constructor says it where the value is built
+(:meth:`.evidence.Evidence.qualified`); typed code says it everywhere else: a
+parameter ``session: ClientSession``, a class field ``llm: LLM``, a project
+function ``-> tuple[Client, ClientSession, str]`` whose second element a caller
+unpacks. Only the annotation's class is read, qualified through the module's
+imports; ``Optional[X]`` and ``X | None`` are ``X``, ``X[Any]`` is ``X``, a union of
+two classes says nothing.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import libcst as cst
+
+from .names import ImportTable, dotted, last_segment
+from .project import FunctionInfo, ModuleInfo
+
+__all__ = ["annotated_class", "field_annotation", "param_annotation", "return_annotation"]
+
+_NONE = frozenset({"None", "NoneType"})
+_OPTIONAL = frozenset({"Optional", "Union"})
+_TUPLE = frozenset({"tuple", "Tuple"})
+_WRAPPERS = frozenset({"Annotated", "Final", "ClassVar"})
+
+
+def annotated_class(annotation: cst.BaseExpression | None, imports: ImportTable, position: int | None = None) -> str | None:
+    """The qualified class an annotation names (element ``position`` of a tuple type), or None."""
+    if annotation is None:
+        return None
+    if isinstance(annotation, cst.SimpleString):  # ``"ClientSession"``: a forward reference
+        text = annotation.evaluated_value
+        if not isinstance(text, str):
+            return None
+        try:
+            annotation = cst.parse_expression(text)
+        except cst.ParserSyntaxError:
+            return None
+    if position is not None:
+        elements = _tuple_elements(annotation)
+        if elements is None or position >= len(elements):
+            return None
+        return annotated_class(elements[position], imports)
+    return _class_of(annotation, imports)
+
+
+def _class_of(expr: cst.BaseExpression, imports: ImportTable) -> str | None:
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+        return _one_class([expr.left, expr.right], imports)
+    if isinstance(expr, cst.Subscript):
+        head = last_segment(dotted(expr.value))
+        arguments = [e.slice.value for e in expr.slice if isinstance(e.slice, cst.Index)]
+        if head in _OPTIONAL:
+            return _one_class(arguments, imports)
+        if head in _WRAPPERS:
+            return _class_of(arguments[0], imports) if arguments else None
+        if head in _TUPLE:
+            return None
+        expr = expr.value  # ``Client[Any]``: a generic class is its class
+    name = dotted(expr)
+    if name is None or name in _NONE:
+        return None
+    qualified = imports.qualify_name(name)
+    return qualified if last_segment(qualified)[:1].isupper() else None
+
+
+def _one_class(options: list[cst.BaseExpression], imports: ImportTable) -> str | None:
+    """The class of a union with ``None``: ``X | None``; two classes say nothing."""
+    found = set()
+    for option in options:
+        if isinstance(option, cst.BinaryOperation) and isinstance(option.operator, cst.BitOr):
+            found.add(_one_class([option.left, option.right], imports))
+        elif dotted(option) not in _NONE:
+            found.add(_class_of(option, imports))
+    return found.pop() if len(found) == 1 else None
+
+
+def _tuple_elements(expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    if isinstance(expr, cst.Subscript) and last_segment(dotted(expr.value)) in _TUPLE:
+        elements = [e.slice.value for e in expr.slice if isinstance(e.slice, cst.Index)]
+        if any(isinstance(e, cst.Ellipsis) for e in elements):
+            return None  # ``tuple[X, ...]``: every element, not a position
+        return elements
+    return None
+
+
+def param_annotation(fn: FunctionInfo, name: str) -> cst.BaseExpression | None:
+    """The annotation of ``fn``'s parameter ``name``, as written."""
+    node = fn.node
+    if not isinstance(node, cst.FunctionDef):
+        return None
+    params = node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name:
+            return param.annotation.annotation if param.annotation is not None else None
+    return None
+
+
+def return_annotation(fn: FunctionInfo) -> cst.BaseExpression | None:
+    node = fn.node
+    if isinstance(node, cst.FunctionDef) and node.returns is not None:
+        return node.returns.annotation
+    return None
+
+
+_FIELDS: weakref.WeakKeyDictionary[ModuleInfo, dict[str, dict[str, cst.BaseExpression]]] = weakref.WeakKeyDictionary()
+
+
+def field_annotation(module: ModuleInfo, class_name: str, attr: str) -> cst.BaseExpression | None:
+    """The class-level annotation of ``attr`` in ``module``'s class ``class_name``
+    (``llm: LLM`` in a pydantic model or a dataclass); one scan per module."""
+    fields = _FIELDS.get(module)
+    if fields is None:
+        fields = _FIELDS[module] = {}
+        for stmt in module.tree.body:
+            if isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
+                own = fields.setdefault(stmt.name.value, {})
+                for line in stmt.body.body:
+                    if isinstance(line, cst.SimpleStatementLine):
+                        for small in line.body:
+                            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                                own.setdefault(small.target.value, small.annotation.annotation)
+    return fields.get(class_name, {}).get(attr)
