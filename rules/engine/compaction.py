@@ -135,6 +135,10 @@ _SUMMARY_ROLE = frozenset({"summary", "SUMMARY", "summarization"})
 #: An outside library's builder of a response body for a client, by the library's own name
 #: (``JSONResponse``, ``JsonResponse``, ``web.json_response``, ``jsonify``): what goes in is
 #: sent, not kept, so it is no summary record and does not leave as one.
+#: Decorators of a web application or router that register a route handler.
+_ROUTE_VERBS = frozenset({"get", "post", "put", "patch", "delete", "route", "api_route", "websocket"})
+#: Web frameworks' application and router classes, by their qualified names.
+_WEB_APP = re.compile(r"(fastapi|flask|starlette|quart|sanic|litestar|aiohttp|ninja|bottle|falcon)\.")
 _RESPONSE_BUILDER = re.compile(r"Response$|^(json_response|jsonify|make_response)$")
 
 _LOCK_PARTS = frozenset({"lock", "rlock", "alock", "locks", "mutex", "sem", "semaphore", "filelock", "flock"})
@@ -1233,9 +1237,11 @@ class _Analysis:
             yield from self._judge_record(record, stmt, view, how)
 
     def _leaves(self, record: cst.CSTNode, stmt: Stmt, view: _Fn) -> str:
-        """How a record built as ``stmt``'s value leaves the function ('' if it does not)."""
+        """How a record built as ``stmt``'s value leaves the function ('' if it does not).
+        What a web route handler returns is the response body its client receives, not a
+        record the compaction keeps (the same as :meth:`response_body`)."""
         if isinstance(stmt, cst.Return):
-            return "returned"
+            return "" if self._route_handler(view.fn) else "returned"
         if isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
             for t in targets:
@@ -1246,6 +1252,31 @@ class _Analysis:
             return ""
         if isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.Yield, cst.Await)):
             return "yielded"
+        return ""
+
+    def _route_handler(self, fn: FunctionInfo) -> bool:
+        """``@app.post("/compact")`` where ``app`` is built at the module's top level by a web
+        framework's application or router class (``FastAPI()``, ``APIRouter()``, ``Flask()``):
+        known by the class the receiver is an instance of, never by the handler's name."""
+        if not isinstance(fn.node, cst.FunctionDef) or not fn.node.decorators:
+            return False
+        for decorator in fn.node.decorators:
+            expr = decorator.decorator
+            if isinstance(expr, cst.Call):
+                expr = expr.func
+            if not (isinstance(expr, cst.Attribute) and expr.attr.value in _ROUTE_VERBS):
+                continue
+            if isinstance(expr.value, cst.Name) and _WEB_APP.match(self._module_class(fn.module, expr.value.value)):
+                return True
+        return False
+
+    def _module_class(self, module: ModuleInfo, name: str) -> str:
+        """The qualified class a top-level ``name = Class(...)`` of ``module`` builds ('' if none)."""
+        for stmt in module.functions[0].body if module.functions else ():
+            if isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Call) and any(
+                isinstance(t.target, cst.Name) and t.target.value == name for t in stmt.targets
+            ):
+                return module.imports.qualify(stmt.value.func) or ""
         return ""
 
     def _outermost_records(self, expr: cst.CSTNode, view: _Fn) -> Iterator[tuple[cst.CSTNode, bool]]:
