@@ -171,6 +171,15 @@ class Prefilter:
             extra_words = tuple(sorted(w for w in words if w and len(w) >= 4))
             for groups in (self._text, self._words):
                 groups.literals[group] = groups.literals[group] + extra_words
+        # A framework's own checkpoint loads (``get_session``, ``get_state``, ``from_string``):
+        # the method is the evidence, whatever the loaded value is called. Generic verbs
+        # (``get``, ``load``, ``latest``), pydantic's ``validate_*`` and ``from_*`` (the L group) are no evidence here.
+        loads = {_word(p) for p in vocabulary.entries.get("checkpoint-loads", ())}
+        load_words = tuple(sorted(
+            w for w in loads if w and len(w) >= 8 and "_" in w.strip("_") and not w.startswith(("validate_", "from_"))
+        ))
+        for groups in (self._text, self._words):
+            groups.literals["C"] = groups.literals["C"] + load_words
         framework = tuple(sorted({w for m in vocabulary.frameworks for w in (*m.words, *m.packages)}))
         summarizers = {
             _word(p) for m in vocabulary.frameworks for c in ("compaction-calls", "summary-types")
