@@ -103,17 +103,17 @@ def _model_names() -> set[str]:
     return names
 
 
-def _last_segments(values: Iterable[object]) -> set[str]:
+def _last_segments(values: Iterable[object], every: bool = False) -> set[str]:
+    """The last segment of each dotted name in ``values`` (with ``every``, all of them)."""
     found = set()
     for value in values:
         if isinstance(value, str):
-            last = value.rpartition(".")[2]
-            if last.isidentifier():
-                found.add(last)
+            segments = value.split(".") if every else [value.rpartition(".")[2]]
+            found.update(segment for segment in segments if segment.isidentifier())
         elif isinstance(value, (tuple, list, frozenset, set)):
-            found |= _last_segments(value)
+            found |= _last_segments(value, every)
         elif isinstance(value, Mapping):
-            found |= _last_segments(value.values())
+            found |= _last_segments(value.values(), every)
     return found
 
 
@@ -124,7 +124,9 @@ def _vocabulary_names() -> set[str]:
     vocabulary = Vocabulary.build()
     names = _last_segments(vocabulary.entries.values())
     for framework in getattr(vocabulary, "frameworks", ()):
-        names |= _last_segments(getattr(framework, f.name) for f in dataclasses.fields(framework))
+        # the frameworks' own names, classes included (``agents.Runner.run``: ``Runner`` too):
+        # renaming them inside the framework's own source would change what the code is
+        names |= _last_segments((getattr(framework, f.name) for f in dataclasses.fields(framework)), every=True)
     return names | lexicon.RUN_METHODS | lexicon.LOAD_METHODS | lexicon.WEAK_RESUME_NAMES
 
 
