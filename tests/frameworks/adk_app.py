@@ -19,7 +19,6 @@ Run as a script, it is the process that stops:
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import sys
@@ -36,6 +35,8 @@ from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.genai import types
 from pydantic import Field
 from summaryguard.plugins.adk import stamp_compactions
+
+from fake_world import World
 
 APP = "ops"
 USER = "u"
@@ -79,42 +80,6 @@ def echo(request: Any) -> types.Content:
     """A summarizer's model that keeps everything it was shown, verbatim (the best a summary can do)."""
     prompt = request.contents[0].parts[0].text
     return text("Summary of the conversation so far: " + prompt.rsplit("\n\n", 1)[-1])
-
-
-class World:
-    """The outside world, on disk so that it outlives the agent process; it never hands out a handle twice."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        if not self.path.exists():
-            self._save({"created": [], "disks": []})
-
-    def _load(self) -> dict[str, list[str]]:
-        return json.loads(self.path.read_text())
-
-    def _save(self, data: dict[str, list[str]]) -> None:
-        self.path.write_text(json.dumps(data))
-
-    def create_vm(self) -> str:
-        data = self._load()
-        handle = f"vm-{len(data['created']) + 1}"
-        data["created"].append(handle)
-        self._save(data)
-        return handle
-
-    def attach_disk(self, vm: str) -> str:
-        data = self._load()
-        data["disks"].append(vm)
-        self._save(data)
-        return f"disk attached to {vm}"
-
-    @property
-    def created(self) -> list[str]:
-        return self._load()["created"]
-
-    @property
-    def disks(self) -> list[str]:
-        return self._load()["disks"]
 
 
 def tools(world: World, *, kill_in_create: bool = False, log: int = 0) -> list[Any]:

@@ -41,47 +41,13 @@ from langchain_core.tools import tool
 
 from summaryguard.plugins.langchain import RefuseRederivation, StampedSummarization, guard_agent
 
+from fake_world import World
+
 #: A small recursion limit: a looping agent fails in a few steps (create_agent's default is 9999).
 THREAD = {"configurable": {"thread_id": "provision-1"}, "recursion_limit": 40}
 REQUEST = "Create a small virtual machine and attach a data disk to it."
 HANDLE = re.compile(r"\bvm-\d+\b")
 APPROVE = {"decisions": [{"type": "approve"}]}
-
-
-class World:
-    """The outside world, on disk so that it outlives the agent process; it never hands out a handle twice."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        if not self.path.exists():
-            self._save({"created": [], "disks": []})
-
-    def _load(self) -> dict[str, Any]:
-        return json.loads(self.path.read_text())
-
-    def _save(self, data: dict[str, Any]) -> None:
-        self.path.write_text(json.dumps(data))
-
-    def create_vm(self) -> str:
-        data = self._load()
-        handle = f"vm-{len(data['created']) + 1}"
-        data["created"].append(handle)
-        self._save(data)
-        return handle
-
-    def attach_disk(self, vm: str) -> str:
-        data = self._load()
-        data["disks"].append(vm)
-        self._save(data)
-        return f"disk-1 attached to {vm}"
-
-    @property
-    def created(self) -> list[str]:
-        return self._load()["created"]
-
-    @property
-    def disks(self) -> list[str]:
-        return self._load()["disks"]
 
 
 def _text(message: BaseMessage) -> str:

@@ -14,13 +14,11 @@ DB WORLD`` runs the graph and is killed (SIGKILL) as ``attach`` starts.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
 import sqlite3
 import sys
-from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -32,6 +30,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langmem.short_term import SummarizationNode
 
+from fake_world import World
+
 THREAD = {"configurable": {"thread_id": "provision-1"}}
 SUMMARY = "The user asked for a virtual machine with a data disk; the VM was created and awaits its disk."
 REQUEST = "Create a virtual machine and attach a 100 GB data disk to it. Keep the machine small."
@@ -39,41 +39,6 @@ HANDLE = re.compile(r"\bvm-\d+\b")
 
 #: The agent's in-process working memory: what a crash takes away.
 SESSION: dict[str, str] = {}
-
-
-class World:
-    """The outside world, on disk so that it outlives the agent process; it never hands out a handle twice."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        if not self.path.exists():
-            self._save({"created": [], "disks": []})
-
-    def _load(self) -> dict[str, Any]:
-        return json.loads(self.path.read_text())
-
-    def _save(self, data: dict[str, Any]) -> None:
-        self.path.write_text(json.dumps(data))
-
-    def create_vm(self) -> str:
-        data = self._load()
-        handle = f"vm-{len(data['created']) + 1}"
-        data["created"].append(handle)
-        self._save(data)
-        return handle
-
-    def attach_disk(self, vm: str) -> None:
-        data = self._load()
-        data["disks"].append(vm)
-        self._save(data)
-
-    @property
-    def created(self) -> list[str]:
-        return self._load()["created"]
-
-    @property
-    def disks(self) -> list[str]:
-        return self._load()["disks"]
 
 
 class State(MessagesState):

@@ -35,45 +35,11 @@ from agents.memory import OpenAIResponsesCompactionSession, SQLiteSession
 from agents.testing import ScriptedModel, assistant_message, function_call
 from summaryguard.plugins.openai_agents import stamp_compactions
 
+from fake_world import World
+
 SESSION_ID = "provision-1"
 REQUEST = "Create a small virtual machine and attach a 100 GB data disk to it."
 SUMMARY_TEXT = "The user asked for a VM with a data disk; the VM was created and awaits its disk."
-
-
-class World:
-    """The outside world, on disk so that it outlives the agent process; it never hands out a handle twice."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        if not self.path.exists():
-            self._save({"created": [], "disks": []})
-
-    def _load(self) -> dict[str, list[str]]:
-        return json.loads(self.path.read_text())
-
-    def _save(self, data: dict[str, list[str]]) -> None:
-        self.path.write_text(json.dumps(data))
-
-    def create_vm(self) -> str:
-        data = self._load()
-        handle = f"vm-{len(data['created']) + 1}"
-        data["created"].append(handle)
-        self._save(data)
-        return handle
-
-    def attach_disk(self, vm: str) -> str:
-        data = self._load()
-        data["disks"].append(vm)
-        self._save(data)
-        return f"disk attached to {vm}"
-
-    @property
-    def created(self) -> list[str]:
-        return self._load()["created"]
-
-    @property
-    def disks(self) -> list[str]:
-        return self._load()["disks"]
 
 
 class CompactClient:

@@ -20,7 +20,6 @@ Run as a script, it is the process that stops:
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -43,47 +42,13 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from summaryguard.plugins.pydantic_ai import StampedHistory
 
+from fake_world import World
+
 REQUEST = "Create a small virtual machine."
 ATTACH = "Now attach a 100 GB data disk to it."
 SUMMARY_TEXT = "The user asked for a VM with a data disk; the VM was created and awaits its disk."
 #: Fold once the history holds this many messages (the next request included).
 FOLD_AT = 5
-
-
-class World:
-    """The outside world, on disk so that it outlives the agent process; it never hands out a handle twice."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        if not self.path.exists():
-            self._save({"created": [], "disks": []})
-
-    def _load(self) -> dict[str, list[str]]:
-        return json.loads(self.path.read_text())
-
-    def _save(self, data: dict[str, list[str]]) -> None:
-        self.path.write_text(json.dumps(data))
-
-    def create_vm(self) -> str:
-        data = self._load()
-        handle = f"vm-{len(data['created']) + 1}"
-        data["created"].append(handle)
-        self._save(data)
-        return handle
-
-    def attach_disk(self, vm: str) -> str:
-        data = self._load()
-        data["disks"].append(vm)
-        self._save(data)
-        return f"disk attached to {vm}"
-
-    @property
-    def created(self) -> list[str]:
-        return self._load()["created"]
-
-    @property
-    def disks(self) -> list[str]:
-        return self._load()["disks"]
 
 
 def summary_of(text: str, *, cut_off: bool = False) -> ModelResponse:
