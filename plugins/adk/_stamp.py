@@ -16,7 +16,8 @@ holds summary and stamp in one write (a crash leaves both or neither):
   response to 2000 characters before the model reads it: a handle past the
   cut cannot be in the summary, and lands in the manifest like any other drop;
 * a summary cut short (the model stopped for ``MAX_TOKENS``, answered with an
-  error, or returned no text), or folded on top of a partial one, is stamped
+  error or with a streamed chunk, which ``LlmEventSummarizer`` takes for the
+  whole answer, or returned no text), or folded on top of a partial one, is stamped
   ``partial``: a resume from it fails closed until a controller accepts it.
 
 It refuses to extend a compaction it cannot vouch for (one with no stamp, or
@@ -73,13 +74,17 @@ def current_session() -> Any:
 class _Watch:
     """What the summarizer's model answered last (for a summary cut short)."""
 
-    __slots__ = ("error", "finish_reason")
+    __slots__ = ("chunk", "error", "finish_reason")
 
     def __init__(self) -> None:
         self.finish_reason: Any = None
         self.error: str | None = None
+        self.chunk = False
 
     def saw(self, response: Any) -> None:
+        # Every response, a streamed chunk too: LlmEventSummarizer keeps the first one with content
+        # and stops reading, so the last one seen is the one whose text became the summary.
+        self.chunk = bool(getattr(response, "partial", False))
         self.finish_reason = getattr(response, "finish_reason", None)
         code = getattr(response, "error_code", None)
         self.error = f"{code}: {getattr(response, 'error_message', None) or ''}".strip(": ") if code else None
@@ -87,6 +92,8 @@ class _Watch:
     def cut_short(self) -> str | None:
         if self.error:
             return f"the summarizer's model answered with an error ({self.error})"
+        if self.chunk:
+            return "the summary is a streamed chunk of the summarizer's model's answer (partial=True), not the whole of it"
         reason = self.finish_reason
         name = getattr(reason, "name", None) or (str(reason) if reason is not None else None)
         if name is not None and name not in ("STOP", "FINISH_REASON_UNSPECIFIED"):
@@ -105,7 +112,7 @@ class _WatchedLlm(BaseLlm):
     async def generate_content_async(self, llm_request: Any, stream: bool = False) -> AsyncGenerator[Any, None]:
         watch = _watch.get()
         async for response in self.inner.generate_content_async(llm_request, stream=stream):
-            if watch is not None and not getattr(response, "partial", False):
+            if watch is not None:
                 watch.saw(response)
             yield response
 

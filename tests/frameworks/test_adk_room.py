@@ -108,6 +108,18 @@ def test_a_summary_cut_short_by_the_model_is_stamped_partial(tmp_path: Path) -> 
     assert "MAX_TOKENS" in caught.value.details["note"]
 
 
+def test_a_summary_that_is_a_streamed_chunk_is_stamped_partial(tmp_path: Path) -> None:
+    # LlmEventSummarizer keeps the first response with content and stops reading: a model that
+    # streams hands it the first chunk, and that chunk is the whole summary ADK appends.
+    chunk = LlmResponse(content=app.text("The user asked for a VM; the VM"), partial=True)
+    runner, _ = _created(tmp_path, summary=[chunk])
+    (stamp,) = _stamps(runner)
+    assert stamp.summary.partial and "streamed chunk" in (stamp.note or "")
+    with pytest.raises(SummaryReconciliationError) as caught:
+        _resume(runner, [app.text("never")])
+    assert (caught.value.kind, caught.value.summary_generation) == (ReconciliationKind.PARTIAL_SUMMARY, 1)
+
+
 def test_a_compaction_made_without_the_stamp_is_refused(tmp_path: Path) -> None:
     runner, _ = _created(tmp_path, stamped=False)
     assert _stamps(runner) == [None]
