@@ -16,9 +16,10 @@ runs, and pydantic-ai lets that exception through to the caller as itself.
 A capability's ``on_tool_execute_error`` may still turn an exception into a
 tool result for the model, and a tool may catch one; so a refusal met
 anywhere in the run (the observer hook remembers it) is raised again by
-``after_tool_execute`` (which runs after any recovery) before the model sees the tool's result, and by
-``wrap_run``: the caller always meets the ``SummaryReconciliationError``
-itself, never a fake tool result.
+``after_tool_execute`` (which runs after any recovery) before the model sees the tool's result,
+by ``before_model_request`` (a tool that answered a refusal with ``ModelRetry``
+skips ``after_tool_execute``), and by ``wrap_run``: the caller always meets the
+``SummaryReconciliationError`` itself, never a fake tool result.
 """
 
 from __future__ import annotations
@@ -139,6 +140,14 @@ class GuardResumes(AbstractCapability[Any]):
         if run is not None and run.refused:
             raise run.refused[0]
         return result
+
+    async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+        # The last gate before the model reads anything: a refusal a tool turned into ModelRetry (a retry
+        # prompt, which skips after_tool_execute) or any other stand-in stops the run here, unseen.
+        run = _run.get()
+        if run is not None and run.refused:
+            raise run.refused[0]
+        return request_context
 
     @classmethod
     def get_serialization_name(cls) -> str | None:

@@ -19,7 +19,7 @@ pytest.importorskip("pydantic_ai")
 import pydantic_ai_app as app
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic_ai import Agent, Conversation, ConversationTypeAdapter, Tool
+from pydantic_ai import Agent, Conversation, ConversationTypeAdapter, ModelRetry, Tool
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     CompactionPart,
@@ -196,6 +196,26 @@ def test_a_tool_that_catches_a_refusal_inside_it_does_not_hide_it(world: app.Wor
             return create()
         except Exception:  # noqa: BLE001 - the user's tool hides every error from the model
             return "could not provision, please try again"
+
+    with pytest.raises(SummaryReconciliationError) as caught:
+        agent.run_sync(app.ATTACH, message_history=history)
+    assert (caught.value.kind, caught.value.missing_ref) == (ReconciliationKind.REDERIVATION, "create_vm")
+    assert world.created == ["vm-1"] and script.calls == 1
+
+
+def test_a_tool_that_answers_a_refusal_with_model_retry_does_not_show_it_to_the_model(world: app.World) -> None:
+    # ModelRetry becomes a prompt for the model and skips after_tool_execute: the model must not be asked again.
+    history = _compacted(world)
+    script = app.Script([[app.call("provision", {}, "call-p")], [app.text("never")]])
+    agent = Agent(FunctionModel(script), capabilities=[GuardResumes()])
+    create = tool_guard(world.create_vm, name="create_vm")
+
+    @agent.tool_plain
+    def provision() -> str:
+        try:
+            return create()
+        except SummaryReconciliationError:
+            raise ModelRetry("could not provision, please try again") from None
 
     with pytest.raises(SummaryReconciliationError) as caught:
         agent.run_sync(app.ATTACH, message_history=history)
