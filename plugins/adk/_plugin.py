@@ -12,6 +12,8 @@ runner drives them. This one:
 * ``before_tool_callback``: in a resumed turn, refuses a tool that would
   re-derive a reference the compaction dropped. It raises: returning a dict
   would silently stand in for the tool's result, and the model would carry on;
+* ``after_tool_callback``: a refusal a tool caught and answered with text of
+  its own stops the run before ADK records that text as the tool's result;
 * ``on_tool_error_callback``: a refusal raised inside a tool stops the run
   (a later plugin could otherwise turn it into text for the model).
 """
@@ -52,6 +54,13 @@ class SummaryGuardPlugin(BasePlugin):
 
     async def before_tool_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any) -> None:
         enforce(getattr(tool, "name", ""))  # raises, or lets the tool run: never a result in its place
+
+    async def after_tool_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, result: Any) -> None:
+        # A tool that caught a refusal returned text in its place: raise before ADK records that text
+        # as the tool's result in the session (where the model would read it on the next resume).
+        run = current_run()
+        if run is not None and run.refused:
+            raise run.refused[0]
 
     async def on_tool_error_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, error: Exception) -> None:
         refusal = refusal_in(error)

@@ -274,6 +274,8 @@ def test_a_refusal_a_tool_swallowed_still_stops_the_run(tmp_path: Path) -> None:
         _resume(runner, [app.call("provision", {"size": "small"}, "call-provision"), app.text("never")])
     assert (caught.value.kind, caught.value.missing_ref) == (ReconciliationKind.REDERIVATION, "create_vm")
     assert world.created == ["vm-1"] and runner.agent.model.calls == 3  # the model never read the swallowed text
+    recorded = [p.function_response.name for e in _session(runner).events if e.content for p in e.content.parts or () if p.function_response]
+    assert recorded == ["create_vm"]  # nor will it on the next resume: the swallowed text was never recorded as a result
 
 
 def test_the_room_costs_nothing_until_used() -> None:
