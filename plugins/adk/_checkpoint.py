@@ -14,7 +14,8 @@ like any checkpoint's:
 * a stamp marked partial (a summary cut short) is ``partial-summary``;
 * a dependency is present when the stamp kept it verbatim or a raw event the
   model still reads holds it; the drop manifest is the stamp's, less what the
-  visible history holds again.
+  visible history holds again. Events a rewind annulled count for nothing
+  (ADK shows them to the model no more).
 
 A session without compaction events holds no summary: nothing to check.
 """
@@ -33,6 +34,7 @@ from ._events import (
     content_text,
     default_refs,
     event_refs,
+    live_events,
     read_stamp,
     text_digest,
     visible_raw_events,
@@ -84,12 +86,13 @@ def session_checkpoint(
     session: Any, *, invocation_id: str | None = None, refs: Extractor | None = None
 ) -> AdkCheckpoint | None:
     """The checkpoint a run on ``session`` continues from, or None when the session holds no compaction."""
-    events = list(getattr(session, "events", None) or ())
+    everything = list(getattr(session, "events", None) or ())
+    events = live_events(everything)  # what a rewind annulled, the model never reads again
     found = compactions(events)
     if not found:
         return None
     session_id = getattr(session, "id", None)
-    turn = len(events)
+    turn = len(everything)
     extract = refs or default_refs
 
     def made(facts: tuple[Any, ...], note: str | None, dropped: tuple[DroppedRef, ...] = ()) -> AdkCheckpoint:

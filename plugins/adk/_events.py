@@ -36,6 +36,7 @@ __all__ = [
     "content_text",
     "default_refs",
     "event_refs",
+    "live_events",
     "make_stamp",
     "read_stamp",
     "resumed_invocation",
@@ -84,6 +85,40 @@ def default_refs(tool: str, response: Any) -> list[ProducedRef]:
         if text and isinstance(key, str):
             refs.append(ProducedRef(f"{tool}.{key}", text, tool))
     return refs
+
+
+def live_events(events: Sequence[Any]) -> list[Any]:
+    """``events`` without the invocations a rewind annulled (``actions.rewind_before_invocation_id``).
+
+    ADK's rule (its ``_apply_rewinds``, which both its prompt building and its
+    compaction follow): walking back from the end, a rewind event drops itself
+    and every event back to the first event of the invocation it names. A
+    rewound tool result, or a rewound compaction, is never shown to the model
+    again, so it can neither keep a reference present nor be the summary a run
+    continues from. Read by attributes, like everything here.
+    """
+    first: dict[Any, int] | None = None
+    kept: list[Any] = []
+    i = len(events) - 1
+    while i >= 0:
+        event = events[i]
+        actions = getattr(event, "actions", None)
+        target = getattr(actions, "rewind_before_invocation_id", None) if actions is not None else None
+        if target:
+            if first is None:
+                first = {}
+                for index, other in enumerate(events):
+                    invocation = getattr(other, "invocation_id", None)
+                    if invocation and invocation not in first:
+                        first[invocation] = index
+            back = first.get(target)
+            if back is not None and back < i:
+                i = back
+        else:
+            kept.append(event)
+        i -= 1
+    kept.reverse()
+    return kept
 
 
 def _parts(event: Any) -> Sequence[Any]:

@@ -50,6 +50,7 @@ from ._events import (
     content_text,
     default_refs,
     event_refs,
+    live_events,
     make_stamp,
     read_stamp,
     shown_compactions,
@@ -159,6 +160,7 @@ class StampedSummarizer(BaseEventsSummarizer):
                 "StampedSummarizer was handed events of another session than the run's (a runner built before "
                 "stamp_compactions(app) does not have summaryguard's plugin): the history stays uncompacted"
             )
+        history = live_events(history)  # as ADK compacts and prompts: without what a rewind annulled
         previous = _previous(history, session)  # refuses before the summarizer's model runs
         watch = _Watch()
         token = _watch.set(watch)

@@ -342,3 +342,25 @@ def test_a_summarizer_that_claims_more_than_it_was_shown_drops_what_it_hides(tmp
 def _session_of(runner: Any, message: Any) -> list[Any]:
     _run(app.run(runner, message))
     return list(_session(runner).events)
+
+
+def test_a_tool_result_a_rewind_annulled_keeps_no_dependency_present(tmp_path: Path) -> None:
+    # ADK's prompt leaves out what runner.rewind_async annulled: a handle only a rewound invocation
+    # holds is not in front of the model, so it cannot satisfy a dependency nor undo a drop.
+    world = app.World(tmp_path / "world.json")
+    made, model, _ = app.make_app(world, app.CREATE, summary=[app.text(app.SUMMARY_TEXT)])
+    made.events_compaction_config.compaction_interval = 2
+    runner = app.make_runner(made, tmp_path / "session.db")
+    _run(app.run(runner, app.user(app.REQUEST)))  # vm-1
+    model.steps = [app.text("Nothing to do.")]
+    _run(app.run(runner, app.user("Anything else?")))  # compacted: the summary dropped vm-1
+    model.steps = [app.call("create_vm", {"size": "small"}, "call-more"), app.text("Created.")]
+    _run(app.run(runner, app.user("One more.")))  # vm-2, raw, after the compaction ...
+    rewound = _session(runner).events[-1].invocation_id
+    _run(runner.rewind_async(user_id=app.USER, session_id=app.SESSION_ID, rewind_before_invocation_id=rewound))  # ... undone
+    checkpoint = session_checkpoint(_session(runner))
+    assert checkpoint is not None and "create_vm" not in checkpoint.facts[5]
+    assert [e.ref for e in checkpoint.dropped] == ["create_vm"]
+    with pytest.raises(SummaryReconciliationError) as caught:
+        _resume(runner, [app.text("never")], deps=["create_vm"])
+    assert (caught.value.kind, caught.value.missing_ref) == (ReconciliationKind.MISSING_DEPENDENCY, "create_vm")
