@@ -11,9 +11,11 @@ When that history holds a summaryguard-stamped summary message (see
   stamped with (digest) and no earlier summary in the history claims the same
   or a later generation (``generation-mismatch`` otherwise);
 * a stamp that says ``partial`` is a half-written summary (``partial-summary``);
-* a dependency is present when a tool result still in the history holds it,
-  or a stamped summary kept it verbatim; the drop manifest is the latest
-  stamp's, less what the history now holds again.
+* a dependency is present when a stamped summary kept it verbatim, or a tool
+  result still in the history holds it: the dropped value verbatim, or a newer
+  result after the summary (a result the fold kept but cut short bears the
+  tool's name, not the value: it brings nothing back); the drop manifest is the
+  latest stamp's, less what the history now holds again.
 
 A history with no stamp is no summary state (pydantic-ai marks no message as
 a summary): nothing to check.
@@ -25,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from summaryguard.guard.compactor import occurs_verbatim
 from summaryguard.guard.model import DroppedRef
 
 from ._history import call_ids, stamped_summaries, tool_refs
@@ -73,7 +76,8 @@ def history_checkpoint(messages: Sequence[Any]) -> HistoryCheckpoint | None:
         return None
     turn = len(messages)
     calls = call_ids(messages)  # a result whose call is gone is dropped by pydantic-ai before the next request
-    present = {ref.name for message in messages for ref in tool_refs(message, calls)}
+    results = [(i, ref) for i, message in enumerate(messages) for ref in tool_refs(message, calls)]
+    present = {ref.name for _, ref in results}
     latest = stamps[-1]
     if latest.summary is None:
         return HistoryCheckpoint(
@@ -83,11 +87,24 @@ def history_checkpoint(messages: Sequence[Any]) -> HistoryCheckpoint | None:
         )
     summary = latest.summary
     generation = summary.generation
-    kept = set(present)
+    verbatim: set[str] = set()
     for stamp in stamps:
         if stamp.summary is not None and stamp.matches:
-            kept.update(stamp.summary.verbatim_refs)
-    dropped = tuple(e for e in summary.drop_manifest if e.ref not in kept)
+            verbatim.update(stamp.summary.verbatim_refs)
+
+    def undone(entry: DroppedRef) -> bool:
+        # A tool result brings a dropped reference back when it holds the dropped value verbatim, or
+        # comes after the summary (a newer call). A result the fold kept but rewrote (a processor that
+        # cuts long tool outputs) bears the tool's name without the value: the drop stands.
+        value = entry.last_known
+        return any(
+            ref.name == entry.ref
+            and (i > latest.index or (isinstance(value, str) and bool(value) and occurs_verbatim(value, ref.value)))
+            for i, ref in results
+        )
+
+    dropped = tuple(e for e in summary.drop_manifest if e.ref not in verbatim and not undone(e))
+    kept = (verbatim | present) - {e.ref for e in dropped}
     note = None
     own: int | None = generation
     if not latest.matches:

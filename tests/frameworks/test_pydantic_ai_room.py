@@ -35,7 +35,7 @@ from pydantic_ai.models.function import FunctionModel
 
 from summaryguard.guard import Checkpoint, DroppedRef, ReconciliationKind, Summary, SummaryReconciliationError, resume_guard, tool_guard
 from summaryguard.plugins.framework import FrameworkModel
-from summaryguard.plugins.pydantic_ai import GuardResumes, StampedCompaction, guard_tool, history_checkpoint
+from summaryguard.plugins.pydantic_ai import GuardResumes, StampedCompaction, StampedHistory, guard_tool, history_checkpoint
 from summaryguard.plugins.pydantic_ai._history import stamped_summaries
 from summaryguard.plugins.pydantic_ai._stamp import stamp_fold
 
@@ -366,3 +366,38 @@ def test_the_readme_snippet_runs_as_written(tmp_path: Any, monkeypatch: pytest.M
     namespace: dict[str, Any] = {}
     exec(compile(block, "README.md", "exec", dont_inherit=True), namespace)  # noqa: S102  (as a script runs it)
     assert (tmp_path / "history.json").exists() and namespace["result"].output
+
+
+def test_a_tool_output_the_processor_cut_short_brings_no_dropped_handle_back(world: app.World) -> None:
+    # A common processor cuts long tool outputs in place: the result keeps the tool's name, not the handle.
+    def cut_tool_outputs(messages: list[Any]) -> list[Any]:
+        return [
+            dataclasses.replace(m, parts=[dataclasses.replace(p, content=str(p.content)[:20]) if isinstance(p, ToolReturnPart) else p for p in m.parts])
+            if isinstance(m, ModelRequest) and any(isinstance(p, ToolReturnPart) and len(str(p.content)) > 20 for p in m.parts)
+            else m
+            for m in messages
+        ]
+
+    def agent_with(steps: list[list[Any]], guard: GuardResumes) -> tuple[Agent[None, str], app.Script]:
+        script = app.Script(steps)
+        agent = Agent(FunctionModel(script), capabilities=[guard, StampedHistory(cut_tool_outputs)])
+
+        @agent.tool_plain
+        def create_vm(size: str) -> str:
+            return "provisioning log " + "." * 40 + " handle " + world.create_vm()
+
+        return agent, script
+
+    agent, _ = agent_with([*app.CREATE, [app.text("Noted.")]], GuardResumes())
+    first = agent.run_sync(app.REQUEST)
+    history = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(first.all_messages()))
+    checkpoint = history_checkpoint(history)
+    assert checkpoint is not None and [e.ref for e in checkpoint.dropped] == ["create_vm"]
+    needing, script = agent_with([[app.text("never")]], GuardResumes(deps=["create_vm"]))
+    with pytest.raises(SummaryReconciliationError) as caught:
+        needing.run_sync(app.ATTACH, message_history=history)
+    assert (caught.value.kind, caught.value.missing_ref) == (ReconciliationKind.MISSING_DEPENDENCY, "create_vm") and script.calls == 0
+    again, _ = agent_with(AGAIN, GuardResumes())
+    with pytest.raises(SummaryReconciliationError) as caught:
+        again.run_sync(app.ATTACH, message_history=history)
+    assert caught.value.kind is ReconciliationKind.REDERIVATION and world.created == ["vm-1"]
