@@ -66,7 +66,7 @@ MODEL: Mapping[str, Any] = {
         "validators": (f"{_ROOM}.GuardResumes", f"{_ROOM}._guard.GuardResumes"),
     },
     "graph_factories": _AGENTS,
-    "resume_methods": ("run", "run_sync", "run_stream", "run_stream_events", "iter"),
+    "resume_methods": ("run", "run_sync", "run_stream", "run_stream_sync", "run_stream_events", "iter"),
     "resume_state_keywords": ("message_history", "conversation"),
     "words": ("message_history", "ModelMessagesTypeAdapter", "ProcessHistory", "StampedHistory", "tool_plain"),
 }
