@@ -148,7 +148,8 @@ def check_files(
         batch.errors.extend(FileError(path, line, message) for line, message in errors)
         if needs:
             wanted.append((path, text))
-        elif analyzer.prefilter.may_lend(text):  # its tree decides, where it is imported
+        elif analyzer.prefilter.may_lend(text) or analyzer.prefilter.re_exports(path, text):
+            # its tree decides, where it is imported
             lenders.add(path)
 
     if wanted:

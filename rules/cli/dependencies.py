@@ -27,7 +27,8 @@ modules that pass the screening, or that the screening rejects but that
 lend their classes (they define a class, and import a model library or
 return instances of the classes they import: a factory whose returns'
 overrides call an SDK decides what a method call runs in the importer, see
-:meth:`~..engine.Analyzer.lent_facts`); a
+:meth:`~..engine.Analyzer.lent_facts`), or that are a package's ``__init__``
+re-exporting what its importers name; a
 module rejected otherwise cannot lend a fact, and its imports are not
 followed, exactly as when it is checked. A checked file that only lends is
 context here too (the loader reads it as one), so a whole-tree run and a

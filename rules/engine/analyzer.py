@@ -271,11 +271,14 @@ class Analyzer:
         for the files that import it (a value's class decides what its methods run, see
         :mod:`.classes`). Its text and tree decide, never a name of the user's; nothing in
         it is reported, errors included (its syntax errors are the screening's)."""
-        if not self.prefilter.may_lend(text):
+        re_exports = self.prefilter.re_exports(path, text)
+        if not (re_exports or self.prefilter.may_lend(text)):
             return None
         found = self._scan_tree(path, text, [], gate=False)
         if found is None:
             return None
+        if re_exports and found[1] is not None and imported_modules(found[0]):
+            return _facts(text, *found, self.registrations, lends=True)  # the names it re-exports
         if not (self.prefilter.imports_model_library(text) or returns_imported_instances(found[0])):
             return None
         lent = _facts(text, *found, self.registrations, lends=True)

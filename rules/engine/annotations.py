@@ -19,7 +19,7 @@ import libcst as cst
 from .names import ImportTable, dotted, last_segment
 from .project import FunctionInfo, ModuleInfo
 
-__all__ = ["annotated_class", "field_annotation", "param_annotation", "return_annotation"]
+__all__ = ["annotated_class", "class_expression", "field_annotation", "param_annotation", "return_annotation"]
 
 _NONE = frozenset({"None", "NoneType"})
 _OPTIONAL = frozenset({"Optional", "Union"})
@@ -29,6 +29,16 @@ _WRAPPERS = frozenset({"Annotated", "Final", "ClassVar"})
 
 def annotated_class(annotation: cst.BaseExpression | None, imports: ImportTable, position: int | None = None) -> str | None:
     """The qualified class an annotation names (element ``position`` of a tuple type), or None."""
+    expr = class_expression(annotation, position)
+    name = dotted(expr) if expr is not None else None
+    if name is None or name in _NONE:
+        return None
+    qualified = imports.qualify_name(name)
+    return qualified if last_segment(qualified)[:1].isupper() else None
+
+
+def class_expression(annotation: cst.BaseExpression | None, position: int | None = None) -> cst.BaseExpression | None:
+    """The expression naming the class an annotation says (``LLM`` in ``Optional[LLM]``), or None."""
     if annotation is None:
         return None
     if isinstance(annotation, cst.SimpleString):  # ``"ClientSession"``: a forward reference
@@ -43,39 +53,36 @@ def annotated_class(annotation: cst.BaseExpression | None, imports: ImportTable,
         elements = _tuple_elements(annotation)
         if elements is None or position >= len(elements):
             return None
-        return annotated_class(elements[position], imports)
-    return _class_of(annotation, imports)
+        return class_expression(elements[position])
+    return _class_of(annotation)
 
 
-def _class_of(expr: cst.BaseExpression, imports: ImportTable) -> str | None:
+def _class_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
-        return _one_class([expr.left, expr.right], imports)
+        return _one_class([expr.left, expr.right])
     if isinstance(expr, cst.Subscript):
         head = last_segment(dotted(expr.value))
         arguments = [e.slice.value for e in expr.slice if isinstance(e.slice, cst.Index)]
         if head in _OPTIONAL:
-            return _one_class(arguments, imports)
+            return _one_class(arguments)
         if head in _WRAPPERS:
-            return _class_of(arguments[0], imports) if arguments else None
+            return _class_of(arguments[0]) if arguments else None
         if head in _TUPLE:
             return None
         expr = expr.value  # ``Client[Any]``: a generic class is its class
-    name = dotted(expr)
-    if name is None or name in _NONE:
-        return None
-    qualified = imports.qualify_name(name)
-    return qualified if last_segment(qualified)[:1].isupper() else None
+    return expr if dotted(expr) is not None and dotted(expr) not in _NONE else None
 
 
-def _one_class(options: list[cst.BaseExpression], imports: ImportTable) -> str | None:
+def _one_class(options: list[cst.BaseExpression]) -> cst.BaseExpression | None:
     """The class of a union with ``None``: ``X | None``; two classes say nothing."""
-    found = set()
+    found: list[cst.BaseExpression | None] = []
     for option in options:
         if isinstance(option, cst.BinaryOperation) and isinstance(option.operator, cst.BitOr):
-            found.add(_one_class([option.left, option.right], imports))
+            found.append(_one_class([option.left, option.right]))
         elif dotted(option) not in _NONE:
-            found.add(_class_of(option, imports))
-    return found.pop() if len(found) == 1 else None
+            found.append(_class_of(option))
+    names = {dotted(f) if f is not None else None for f in found}
+    return found[0] if len(names) == 1 and None not in names else None
 
 
 def _tuple_elements(expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .annotations import annotated_class, class_expression, field_annotation
 from .arguments import bound_arguments
 from .conditions import ALL_KINDS, GENERATION
 from .evidence import Evidence
@@ -472,6 +473,8 @@ class _Analysis:
                 annotation = method.annotations.get(attr)
                 if annotation and method.name == "__init__":
                     return module.imports.qualify_name(annotation)
+            declared = field_annotation(module, view.fn.class_name, attr)  # ``lock: Lock`` in a dataclass
+            return annotated_class(declared, module.imports) or ""
         return ""
 
     # -- summarizers --------------------------------------------------------------------
@@ -763,7 +766,8 @@ class _Analysis:
         if isinstance(expr, cst.Attribute):
             if isinstance(expr.value, cst.Name) and expr.value.value in ("self", "cls") and fn.class_name:
                 values = self.attribute_values(fn, expr.attr.value)
-                return union((v, owner, self_cls) for v, owner in values) if values else None
+                found = union((v, owner, self_cls) for v, owner in values) if values else None
+                return found or self._declared_instances(fn, expr.attr.value)
             return None
         if not isinstance(expr, cst.Call):
             return None
@@ -783,6 +787,22 @@ class _Analysis:
                 return None
             returns += [(v, target, cls) for v in values]
         return union(returns) if returns else None
+
+    def _declared_instances(self, fn: FunctionInfo, attr: str) -> frozenset[ProjectClass | str] | None:
+        """The class a field declaration of ``fn``'s class (or a project base's) gives ``attr``
+        (``llm: LLM`` in a pydantic model): what the value is where no assignment says it."""
+        owner = self.hierarchy.owner(fn)
+        classes = [owner, *self.hierarchy.bases(owner)] if owner is not None else []
+        for cls in classes:
+            expr = class_expression(field_annotation(cls.module, cls.node.name.value, attr))
+            if expr is None:
+                continue
+            project = self.hierarchy.referenced(expr, cls.module)
+            if project is not None:
+                return frozenset({project})
+            qualified = annotated_class(expr, cls.module.imports)
+            return frozenset({qualified}) if qualified else None
+        return None
 
     # -- instructions handed on -----------------------------------------------------------
 

@@ -26,7 +26,9 @@ instance of its classes can run a model in a file that can (SPEC §3.1.1: a mode
 call is known by value, through the class a factory returns). The text says
 whether it may; its tree decides (:meth:`..engine.Analyzer.lent_facts`), and no
 name of the user's does: a class called ``LLMClient`` lends nothing by its name.
-Such a module is analyzed as context, never checked.
+A package's ``__init__`` that imports is context too (:meth:`Prefilter.re_exports`):
+importers name the classes through it (``from .llm import LLM``), and the modules it
+imports are followed. Such a module is analyzed as context, never checked.
 """
 
 from __future__ import annotations
@@ -240,6 +242,13 @@ class Prefilter:
         if _LENDS_CLASS not in text or "import" not in text:
             return False  # two C-speed scans settle most files
         return Prefilter.imports_model_library(text) or _instance_return().search(text) is not None
+
+    @staticmethod
+    def re_exports(path: str, text: str) -> bool:
+        """Whether a screened-out file is a package's ``__init__`` that imports: what it
+        re-exports (``from .llm import LLM``) is how importers name the classes, so it is
+        context like a lender, and the modules it imports are followed."""
+        return path.endswith("__init__.py") and "import" in text
 
     @staticmethod
     def imports_model_library(text: str) -> bool:

@@ -92,3 +92,33 @@ def test_a_module_screened_out_that_builds_nothing_it_imports_and_names_no_model
     )
     _, context = _found(root, ["app/compaction.py"], cached=False)
     assert context == []
+
+
+def test_a_package_init_that_re_exports_a_client_is_context(tmp_path: Path) -> None:
+    """``from .clients import Engine`` names the class through the package's ``__init__``, which
+    mentions no model: it is context all the same, and the module it re-exports from lends
+    its class (it imports a model library), so the declared field's calls run a model."""
+    root = tmp_path / "proj"
+    clients = root / "app" / "clients"
+    clients.mkdir(parents=True)
+    (root / "app" / "__init__.py").write_text("")
+    (clients / "__init__.py").write_text('from .engine import Engine\n\n__all__ = ["Engine"]\n')
+    (clients / "engine.py").write_text(
+        "import openai\n\n\nclass Engine:\n    def ask(self, messages):\n"
+        "        reply = openai.OpenAI().chat.completions.create(model='small', messages=messages)\n"
+        "        return reply.choices[0].message.content\n"
+    )
+    compaction = root / "app" / "condense.py"
+    compaction.write_text(
+        "from dataclasses import dataclass\n\nfrom .clients import Engine\n\n\n@dataclass\nclass Condenser:\n"
+        "    engine: Engine\n\n    def condense(self, history, store):\n"
+        "        text = self.engine.ask([{'role': 'system', 'content': 'Condense the history below.'}, *history])\n"
+        "        note = {'summary': text, 'kept': history[-1:]}  # expect: SG301, SG302\n"
+        "        store.put(note)\n        return note\n"
+    )
+    expected = {("condense.py", line, code) for line, code in expected_findings(compaction.read_text())}
+    tree = sorted(str(p.relative_to(root)) for p in (root / "app").rglob("*.py"))
+    alone, alone_context = _found(root, ["app/condense.py"], cached=False)
+    whole, whole_context = _found(root, tree, cached=False)
+    assert alone == whole == expected
+    assert alone_context == whole_context == ["__init__.py", "engine.py"]
