@@ -20,55 +20,19 @@ Outside a resumed turn :func:`enforce` costs one context-variable read.
 
 from __future__ import annotations
 
-import contextvars
-
 from summaryguard.guard.errors import SummaryReconciliationError
+from summaryguard.guard.runs import GuardedRun, RunScope, refusal_in
 from summaryguard.guard.tools import refuse_rederivation, register_refusal_escalation
 from summaryguard.guard.turn import current_turn
 
 __all__ = ["GuardedRun", "current_run", "enforce", "refusal_in"]
 
 
-class GuardedRun:
-    """One run admitted by the guarded runner: the refusals met inside it."""
-
-    __slots__ = ("refused",)
-
-    def __init__(self) -> None:
-        self.refused: list[SummaryReconciliationError] = []
-
-    def remember(self, error: SummaryReconciliationError) -> None:
-        if all(known is not error for known in self.refused):
-            self.refused.append(error)
-
-
-_run: contextvars.ContextVar[GuardedRun | None] = contextvars.ContextVar("summaryguard_adk_run", default=None)
-
-
-def current_run() -> GuardedRun | None:
-    return _run.get()
-
-
-def enter_run(run: GuardedRun | None) -> contextvars.Token[GuardedRun | None]:
-    return _run.set(run)
-
-
-def leave_run(token: contextvars.Token[GuardedRun | None]) -> None:
-    try:
-        _run.reset(token)
-    except ValueError:  # closed from another context (a collected generator): nothing of ours is set there
-        pass
-
-
-def refusal_in(error: BaseException | None) -> SummaryReconciliationError | None:
-    """The ``SummaryReconciliationError`` an ADK error wraps (``RuntimeError`` from a plugin callback), if any."""
-    seen: set[int] = set()
-    while error is not None and id(error) not in seen:
-        if isinstance(error, SummaryReconciliationError):
-            return error
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return None
+#: The guarded run of the current context, for this room (see :mod:`summaryguard.guard.runs`).
+RUNS = RunScope("summaryguard_adk_run")
+current_run = RUNS.current
+enter_run = RUNS.enter
+leave_run = RUNS.leave
 
 
 def enforce(tool_name: str) -> None:
@@ -83,10 +47,7 @@ def enforce(tool_name: str) -> None:
 
 def remembered(error: SummaryReconciliationError) -> SummaryReconciliationError:
     """The escalation: a refusal inside a guarded ADK run is kept on the run; it travels as itself."""
-    run = _run.get()
-    if run is not None:
-        run.remember(error)
-    return error
+    return RUNS.remembered(error)
 
 
 register_refusal_escalation(remembered)

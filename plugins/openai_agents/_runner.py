@@ -33,8 +33,8 @@ from typing import Any
 from agents.lifecycle import RunHooks, RunHooksBase
 from agents.run import AgentRunner, get_default_agent_runner, set_default_agent_runner
 from agents.run_config import RunConfig
-from summaryguard.guard.errors import SummaryReconciliationError
 from summaryguard.guard.resume import resume_guard
+from summaryguard.guard.runs import GuardedRun, RunScope, refusal_in
 from summaryguard.guard.tools import refuse_rederivation
 from summaryguard.guard.turn import current_turn
 
@@ -45,43 +45,12 @@ __all__ = ["GuardedRunner", "current_run", "guard_runner", "refusal_in"]
 Deps = Iterable[str] | Callable[[AgentsCheckpoint], Iterable[str] | None] | None
 
 
-class GuardedRun:
-    """One admitted run: the refusals met inside it, raised before the model sees a tool's output.
-
-    A run started inside another's tool (``Agent.as_tool``) passes every refusal it meets on
-    to the enclosing runs too: the SDK turns the nested run's error into text for the outer
-    model, and the outer run must raise it instead."""
-
-    __slots__ = ("parent", "refused")
-
-    def __init__(self, parent: GuardedRun | None = None) -> None:
-        self.parent = parent
-        self.refused: list[SummaryReconciliationError] = []
-
-    def remember(self, error: SummaryReconciliationError) -> None:
-        run: GuardedRun | None = self
-        while run is not None:
-            if all(known is not error for known in run.refused):
-                run.refused.append(error)
-            run = run.parent
-
-
-_run: contextvars.ContextVar[GuardedRun | None] = contextvars.ContextVar("summaryguard_agents_run", default=None)
+#: The guarded run of the current context, for this room (see :mod:`summaryguard.guard.runs`).
+RUNS = RunScope("summaryguard_agents_run")
 
 
 def current_run() -> GuardedRun | None:
-    return _run.get()
-
-
-def refusal_in(error: BaseException | None) -> SummaryReconciliationError | None:
-    """The ``SummaryReconciliationError`` an SDK error wraps (``UserError`` from a tool or hook), if any."""
-    seen: set[int] = set()
-    while error is not None and id(error) not in seen:
-        if isinstance(error, SummaryReconciliationError):
-            return error
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return None
+    return RUNS.current()
 
 
 def enforce(tool_name: str) -> None:
@@ -155,18 +124,18 @@ def _with_formatter(run_config: Any, run: GuardedRun) -> Any:
 
 async def _run_guarded(inner: Any, agent: Any, input: Any, kwargs: dict[str, Any]) -> Any:
     """One run with the refusal hooks in place; a refusal met anywhere in it reaches the caller as itself."""
-    run = GuardedRun(_run.get())
-    token = _run.set(run)
+    run = GuardedRun(RUNS.current())
+    token = RUNS.enter(run)
     kwargs = {**kwargs, "hooks": _hooks(kwargs.get("hooks"), run), "run_config": _with_formatter(kwargs.get("run_config"), run)}
     try:
         result = await inner.run(agent, input, **kwargs)
     except BaseException as error:
-        refusal = refusal_in(error) or (run.refused[0] if run.refused else None)
+        refusal = refusal_in(error) or run.first_refusal
         if refusal is not None:
             raise refusal from None
         raise
     finally:
-        _run.reset(token)
+        RUNS.leave(token)
     if run.refused:
         raise run.refused[0]
     return result
@@ -208,7 +177,7 @@ class GuardedRunner(AgentRunner):
         else:
             context = _admitted_now(checkpoint, self._deps_of(checkpoint))
         run = GuardedRun()
-        context.run(_run.set, run)
+        context.run(RUNS.enter, run)
         kwargs = {**kwargs, "hooks": _hooks(kwargs.get("hooks"), run), "run_config": _with_formatter(kwargs.get("run_config"), run)}
         # The SDK starts the run as a task of the context it is called in: this one, inside the turn.
         result = context.run(self._inner.run_streamed, starting_agent, input, **kwargs)
@@ -219,7 +188,7 @@ class GuardedRunner(AgentRunner):
                 async for event in events():
                     yield event
             except BaseException as error:
-                refusal = refusal_in(error) or (run.refused[0] if run.refused else None)
+                refusal = refusal_in(error) or run.first_refusal
                 if refusal is not None:
                     raise refusal from None
                 raise

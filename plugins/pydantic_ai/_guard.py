@@ -24,15 +24,14 @@ skips ``after_tool_execute``), and by ``wrap_run``: the caller always meets the
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
 
-from summaryguard.guard.errors import SummaryReconciliationError
 from summaryguard.guard.resume import resume_guard
+from summaryguard.guard.runs import GuardedRun, RunScope, refusal_in
 from summaryguard.guard.tools import _enforce
 from summaryguard.guard.turn import _current
 
@@ -43,54 +42,27 @@ __all__ = ["GuardResumes", "current_run", "refusal_in"]
 Deps = Iterable[str] | Callable[[Sequence[Any]], Iterable[str] | None] | None
 
 
-class GuardedRun:
-    """One run under the guard: the refusals met inside it (passed on to the runs it is nested in)."""
-
-    __slots__ = ("parent", "refused")
-
-    def __init__(self, parent: GuardedRun | None = None) -> None:
-        self.parent = parent
-        self.refused: list[SummaryReconciliationError] = []
-
-    def remember(self, error: SummaryReconciliationError) -> None:
-        run: GuardedRun | None = self
-        while run is not None:
-            if all(known is not error for known in run.refused):
-                run.refused.append(error)
-            run = run.parent
-
-
-_run: contextvars.ContextVar[GuardedRun | None] = contextvars.ContextVar("summaryguard_pydantic_ai_run", default=None)
+#: The guarded run of the current context, for this room (see :mod:`summaryguard.guard.runs`).
+RUNS = RunScope("summaryguard_pydantic_ai_run")
 
 
 def current_run() -> GuardedRun | None:
-    return _run.get()
-
-
-def refusal_in(error: BaseException | None) -> SummaryReconciliationError | None:
-    """The ``SummaryReconciliationError`` an error is or wraps (``__cause__`` / ``__context__``), if any."""
-    seen: set[int] = set()
-    while error is not None and id(error) not in seen:
-        if isinstance(error, SummaryReconciliationError):
-            return error
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return None
+    return RUNS.current()
 
 
 async def _run_guarded(handler: Any) -> Any:
     """The run; a refusal met anywhere in it (raised, wrapped or swallowed) reaches the caller as itself."""
-    run = GuardedRun(_run.get())
-    token = _run.set(run)
+    run = GuardedRun(RUNS.current())
+    token = RUNS.enter(run)
     try:
         result = await handler()
     except BaseException as error:
-        refusal = refusal_in(error) or (run.refused[0] if run.refused else None)
+        refusal = refusal_in(error) or run.first_refusal
         if refusal is not None and refusal is not error:
             raise refusal from None
         raise
     finally:
-        _run.reset(token)
+        RUNS.leave(token)
     if run.refused:
         raise run.refused[0]  # swallowed somewhere inside the run: it still reaches the caller
     return result
@@ -136,7 +108,7 @@ class GuardResumes(AbstractCapability[Any]):
 
     async def after_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, result: Any) -> Any:
         # After any capability's on_tool_execute_error recovered: a result made of a refusal never reaches the model.
-        run = _run.get()
+        run = RUNS.current()
         if run is not None and run.refused:
             raise run.refused[0]
         return result
@@ -144,7 +116,7 @@ class GuardResumes(AbstractCapability[Any]):
     async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
         # The last gate before the model reads anything: a refusal a tool turned into ModelRetry (a retry
         # prompt, which skips after_tool_execute) or any other stand-in stops the run here, unseen.
-        run = _run.get()
+        run = RUNS.current()
         if run is not None and run.refused:
             raise run.refused[0]
         return request_context
