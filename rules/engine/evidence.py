@@ -112,16 +112,17 @@ class _Profile:
         calls: list[cst.Call] = []
         metrics = False
         for node in iter_exprs(expr):
-            if isinstance(node, cst.Name):
+            kind = type(node)  # type tests: see Evidence._collect
+            if kind is cst.Name:
                 names.add(node.value)
-            elif isinstance(node, cst.Attribute):
+            elif kind is cst.Attribute:
                 attrs.add(node.attr.value)
                 if node.attr.value in ("summary", "summaries"):
                     head = dotted(node)
                     metrics = metrics or (head is not None and head.partition(".")[0] in _TB_HEADS)
-            elif isinstance(node, cst.Call):
+            elif kind is cst.Call:
                 calls.append(node)
-            elif isinstance(node, cst.SimpleString):
+            elif kind is cst.SimpleString:
                 value = node.evaluated_value
                 if isinstance(value, str) and value.isidentifier():
                     strings.add(value)
@@ -190,15 +191,18 @@ class Evidence(Context):
                         self._bind(item.asname.name, item.item)
             for expr in expressions_of(stmt):
                 for node in iter_exprs(expr):
-                    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+                    # type tests, not isinstance: libcst's ABCMeta makes a failed isinstance a
+                    # Python call, and this runs for every node of every analyzed function
+                    kind = type(node)
+                    if kind is cst.Attribute and type(node.value) is cst.Name:
                         self.attr_reads.setdefault(node.value.value, set()).add(node.attr.value)
                         self._reads.setdefault((node.value.value, "." + node.attr.value), node)
-                    elif isinstance(node, (cst.Subscript, cst.Call)):
+                    elif kind is cst.Subscript or kind is cst.Call:
                         read = key_read(node)
                         if read is not None and isinstance(read[0], cst.Name):
                             self.key_reads.setdefault(read[0].value, set()).add(read[1])
                             self._reads.setdefault((read[0].value, read[1]), node)
-                    elif isinstance(node, cst.NamedExpr):
+                    elif kind is cst.NamedExpr:
                         self._bind(node.target, node.value)
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression, position: int | None = None) -> None:

@@ -213,6 +213,9 @@ def _is_direct_lookup(expr: cst.BaseExpression, ev: _Pass) -> bool:
 def _expression_rederivations(expr: cst.CSTNode, ev: _Pass, found: _Found) -> None:
     for node in iter_exprs(expr):
         ev.container = None
+        kind = type(node)  # type tests, not isinstance: libcst's ABCMeta makes a failed isinstance slow
+        if kind is not cst.BooleanOperation and kind is not cst.IfExp and kind is not cst.Call:
+            continue
         if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
             if _is_lookup(node.left, ev):
                 check = _Check(node.left, _container(ev, node.left), f"{_MISSING} (`... or ...`)")
