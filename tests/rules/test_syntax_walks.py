@@ -1,0 +1,108 @@
+"""The engine's fast paths over libcst trees give what the plain ones give (issue 10).
+
+Speed work must never move a finding, so each shortcut is held to its plain form:
+
+* :func:`~summaryguard.rules.engine.grammar.parse_module` parses without libcst's
+  per-node validation: the tree is the validated parse's, node for node, and
+  validation is back on after the parse (and after a parse that fails);
+* :func:`~summaryguard.rules.engine.syntax.iter_exprs` reads only the fields that
+  can hold nodes and remembers each walk: the same nodes, in the same order, as the
+  walk over every dataclass field it replaced, asked once or many times, and after
+  the remembered walks were dropped (:data:`~summaryguard.rules.engine.syntax.MAX_WALKED`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+import hypothesmith
+import libcst as cst
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from summaryguard.rules.engine import syntax
+from summaryguard.rules.engine.grammar import parse_module
+
+FIXTURES = sorted(Path(__file__).parent.joinpath("fixtures").rglob("*.py"))
+
+
+def plain_walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The walk as it was: every dataclass field but whitespace and punctuation, any node in it."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        below: list[cst.CSTNode] = []
+        for field in dataclasses.fields(current):
+            if syntax._SKIPPED_FIELD.match(field.name):
+                continue
+            value = getattr(current, field.name)
+            items = value if isinstance(value, (list, tuple)) else [value]
+            below.extend(
+                item for item in items if isinstance(item, cst.CSTNode) and type(item) not in syntax._SCOPE_TYPES
+            )
+        stack.extend(reversed(below))
+
+
+def roots(module: cst.Module) -> list[cst.CSTNode]:
+    """What the engine walks: the expressions of every statement, in every scope."""
+    found: list[cst.CSTNode] = []
+
+    class Scopes(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            for stmt in syntax.walk_statements(syntax.statements(node.body)):
+                found.extend(syntax.expressions_of(stmt))
+
+    for stmt in syntax.walk_statements(syntax.statements(module)):
+        found.extend(syntax.expressions_of(stmt))
+    module.visit(Scopes())
+    return found
+
+
+def assert_walks_agree(module: cst.Module) -> None:
+    for root in roots(module):
+        expected = list(plain_walk(root))
+        for _ in range(2):  # computed, then remembered
+            got = list(syntax.iter_exprs(root))
+            assert len(got) == len(expected) and all(a is b for a, b in zip(got, expected))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_unvalidated_parse_is_the_validated_parse(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    tree, shifts = parse_module(text, None)
+    assert shifts is None
+    assert tree.deep_equals(cst.parse_module(text)) and tree.code == text
+    with pytest.raises(cst.CSTValidationError):  # nodes built after the parse check themselves again
+        cst.Name("")
+
+
+def test_validation_is_back_after_a_parse_that_fails() -> None:
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_module("def f(:\n", None)
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_walks_are_the_plain_walks(path: Path) -> None:
+    assert_walks_agree(cst.parse_module(path.read_text(encoding="utf-8")))
+
+
+def test_walks_agree_after_the_remembered_ones_are_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(syntax, "MAX_WALKED", 50)
+    for path in FIXTURES[:5]:
+        assert_walks_agree(cst.parse_module(path.read_text(encoding="utf-8")))
+    assert syntax._WALKED[0] <= 50
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hypothesmith.from_node())
+def test_walks_of_generated_code(source: str) -> None:
+    try:
+        module = cst.parse_module(source)
+    except (cst.ParserSyntaxError, RecursionError):
+        return
+    assert_walks_agree(module)
