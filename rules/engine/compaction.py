@@ -304,6 +304,19 @@ def _number_type(expr: cst.BaseExpression) -> bool:
     return False
 
 
+def _tested_only(expr: cst.CSTNode) -> set[int]:
+    """The nodes of ``expr`` that are only tested, never folded: the operands of a comparison
+    (its value is a truth value) and the filters of a comprehension (they choose elements)."""
+    found: set[int] = set()
+    for node in iter_exprs(expr):
+        if isinstance(node, cst.Comparison):
+            found.update(id(inner) for inner in iter_exprs(node))
+        elif isinstance(node, (cst.CompFor,)):
+            for test in node.ifs:
+                found.update(id(inner) for inner in iter_exprs(test.test))
+    return found
+
+
 def _names(expr: cst.CSTNode, sent: Callable[[cst.Call], bool] | None = None) -> set[str]:
     """The variables an expression reads (not attribute names, not keywords), leaving out
     what goes into a call ``sent`` accepts (a response body: sent, not kept)."""
@@ -1568,7 +1581,10 @@ class _Analysis:
         fn = view.fn
         channels = self.channels(fn)
         found: str | None = None
+        tested = _tested_only(expr)
         for n in iter_exprs(expr):
+            if id(n) in tested:
+                continue  # ``m.compressed is None``: a test of the value decides, it folds nothing
             held = self.summary_view(n, view)
             if held:
                 steps.append(Step(path, n, f"`{_code(n)}` is a summary view (`{held}`): the framework puts each "
