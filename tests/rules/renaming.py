@@ -134,6 +134,9 @@ def _vocabulary_names() -> set[str]:
 PROTOCOL_ATTRIBUTES: frozenset[str] = frozenset(_model_names())
 #: Method names the analyzer's vocabulary lists: never renamed as attributes.
 VOCABULARY_METHODS: frozenset[str] = frozenset(_vocabulary_names())
+#: The frameworks' own class names (``Runner``, ``RunState``): never renamed, also where the
+#: checked code is the framework's own source that defines them.
+FRAMEWORK_CLASSES: frozenset[str] = frozenset(n for n in VOCABULARY_METHODS if n[:1].isupper())
 
 
 @dataclass
@@ -453,7 +456,7 @@ class _Neutralizer:
                 if self._external_ancestry(cls):
                     kept_attributes |= cls.fields | cls.methods
                     kept_attributes |= {a for a in cls.attributes if not a.startswith("_")}
-        kept_names = _BUILTINS | _KEPT_NAMES | self.module_stems
+        kept_names = _BUILTINS | _KEPT_NAMES | self.module_stems | FRAMEWORK_CLASSES
         self.name_ok = {
             n for n in self.name_bindings if n not in kept_names and not _dunder(n) and n not in keyword.kwlist
         }

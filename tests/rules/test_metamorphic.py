@@ -222,7 +222,7 @@ def test_keeps_imported_names_protocol_attributes_and_vocabulary_methods() -> No
         from langgraph.types import Command
         from summaryguard.guard import check_resume
 
-        class Agent:
+        class Worker:
             def resume_context(self):
                 return self.summary.generation
 
@@ -242,11 +242,13 @@ def test_keeps_imported_names_protocol_attributes_and_vocabulary_methods() -> No
     for kept in ("Command", "check_resume", "resume_context", "invoke", "from_dict", "generation", "partial",
                  "verbatim_refs", "summary_generation", "summary", "resume"):
         assert kept in names, kept
-    for gone in ("recover", "checkpoint", "agent", "deps", "ctx", "Agent", "payload"):
+    for gone in ("recover", "checkpoint", "agent", "deps", "ctx", "Worker", "payload"):
         assert gone not in names, gone
     assert "summary = " not in out  # the local is renamed even though the attribute is kept
     assert {"summary", "generation", "partial", "verbatim_refs", "drop_manifest", "dropped"} <= PROTOCOL_ATTRIBUTES
     assert {"resume_context", "invoke", "from_dict"} <= VOCABULARY_METHODS
+    # a framework's own class keeps its name, also where the code checked defines it
+    assert "Runner" in _names(_one("class Runner:\n    def run(self, agent, state):\n        return state\n"))
 
 
 def test_an_import_path_is_kept_when_an_attribute_of_the_same_name_is_renamed() -> None:
