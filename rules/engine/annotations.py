@@ -13,6 +13,7 @@ two classes says nothing.
 from __future__ import annotations
 
 import weakref
+from functools import lru_cache
 
 import libcst as cst
 
@@ -43,18 +44,25 @@ def class_expression(annotation: cst.BaseExpression | None, position: int | None
         return None
     if isinstance(annotation, cst.SimpleString):  # ``"ClientSession"``: a forward reference
         text = annotation.evaluated_value
-        if not isinstance(text, str):
+        parsed = _forward_reference(text) if isinstance(text, str) else None
+        if parsed is None:
             return None
-        try:
-            annotation = cst.parse_expression(text)
-        except cst.ParserSyntaxError:
-            return None
+        annotation = parsed
     if position is not None:
         elements = _tuple_elements(annotation)
         if elements is None or position >= len(elements):
             return None
         return class_expression(elements[position])
     return _class_of(annotation)
+
+
+@lru_cache(maxsize=1024)
+def _forward_reference(text: str) -> cst.BaseExpression | None:
+    """A quoted annotation's expression, parsed once per text (None if it is no expression)."""
+    try:
+        return cst.parse_expression(text)
+    except (cst.ParserSyntaxError, RecursionError, ValueError):
+        return None
 
 
 def _class_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
