@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -37,6 +36,8 @@ from agents.memory import OpenAIResponsesCompactionSession, SQLiteSession
 from agents.run import AgentRunner, set_default_agent_runner
 from agents.testing import ScriptedModel, assistant_message, function_call
 from summaryguard.plugins.openai_agents import guard_runner, stamp_compactions
+
+from guarded_ratio import print_guarded_ratio
 
 STEPS = 10
 GOAL = 1.05
@@ -107,17 +108,7 @@ async def main(samples: int) -> int:
                 times[guarded].append(cpu)
                 walls[guarded].append(wall)
     set_default_agent_runner(None)
-    print(f"OpenAI Agents SDK, a run continuing a compacted SQLite session, {STEPS} scripted steps, {samples} samples each")
-    for guarded, name in ((False, "unguarded"), (True, "guarded")):
-        print(
-            f"  {name:<10} CPU median {statistics.median(times[guarded]) * 1e3:7.2f} ms, min {min(times[guarded]) * 1e3:7.2f} ms"
-            f"   (wall median {statistics.median(walls[guarded]) * 1e3:7.2f} ms)"
-        )
-    paired = statistics.median(g / u for g, u in zip(times[True], times[False]))
-    median = statistics.median(times[True]) / statistics.median(times[False])
-    best = min(times[True]) / min(times[False])
-    wall = statistics.median(walls[True]) / statistics.median(walls[False])
-    print(f"guarded / unguarded CPU: paired median {paired:.3f}x (goal < {GOAL}x); ratio of medians {median:.3f}x, of minima {best:.3f}x; wall {wall:.3f}x")
+    print_guarded_ratio(f"OpenAI Agents SDK, a run continuing a compacted SQLite session, {STEPS} scripted steps, {samples} samples each", times, walls, GOAL)
     return 0
 
 

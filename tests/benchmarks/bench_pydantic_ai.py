@@ -25,7 +25,6 @@ wall-clock medians, are printed beside.
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 from typing import Any
 
@@ -35,6 +34,8 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ModelRe
 from pydantic_ai.models.function import FunctionModel
 
 from summaryguard.plugins.pydantic_ai import GuardResumes, StampedHistory
+
+from guarded_ratio import print_guarded_ratio
 
 STEPS = 10
 GOAL = 1.05
@@ -99,17 +100,7 @@ def main(samples: int) -> int:
             cpu, wall = sample(guarded)
             times[guarded].append(cpu)
             walls[guarded].append(wall)
-    print(f"pydantic-ai, a run continuing a compacted history (JSON), {STEPS} scripted steps, {samples} samples each")
-    for guarded, name in ((False, "unguarded"), (True, "guarded")):
-        print(
-            f"  {name:<10} CPU median {statistics.median(times[guarded]) * 1e3:7.2f} ms, min {min(times[guarded]) * 1e3:7.2f} ms"
-            f"   (wall median {statistics.median(walls[guarded]) * 1e3:7.2f} ms)"
-        )
-    paired = statistics.median(g / u for g, u in zip(times[True], times[False]))
-    median = statistics.median(times[True]) / statistics.median(times[False])
-    best = min(times[True]) / min(times[False])
-    wall = statistics.median(walls[True]) / statistics.median(walls[False])
-    print(f"guarded / unguarded CPU: paired median {paired:.3f}x (goal < {GOAL}x); ratio of medians {median:.3f}x, of minima {best:.3f}x; wall {wall:.3f}x")
+    print_guarded_ratio(f"pydantic-ai, a run continuing a compacted history (JSON), {STEPS} scripted steps, {samples} samples each", times, walls, GOAL)
     return 0
 
 
