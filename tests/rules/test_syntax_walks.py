@@ -98,7 +98,7 @@ def test_walks_agree_after_the_remembered_ones_are_dropped(monkeypatch: pytest.M
     assert syntax._WALKED[0] <= 50
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(hypothesmith.from_node())
 def test_walks_of_generated_code(source: str) -> None:
     try:
