@@ -64,8 +64,18 @@ class UnserializedCheckpointWrite(LintRule):
     or use ``summaryguard.guard.Compactor`` with a ``CheckpointStore`` sharing
     its lock.
 
+    Across modules: a function that dispatches a compaction and returns
+    without waiting for it (directly, or through a function that returns what
+    such a call returns) leaves the compaction running for its callers. So
+    does one that trims a window of messages, returns one slice of the list and
+    hands another slice, as chat messages or under a summarization
+    instruction, to work it does not wait for. A caller's checkpoint write
+    after the call, or a call that stores a value computed from the window it
+    returned, is reported at the write (see ``summaryguard.rules.engine.inflight``).
+
     ## Known problems
-    Compaction and writes are matched within one module; a lock is matched by
+    Dispatch and writes are matched within one module, and across modules
+    through the calls described above; a lock is matched by
     how it is spelled (``self._lock`` in one class, a module-level name, the
     same ``FileLock(path)``, any ``fcntl.flock``). Writes through
     ``summaryguard.guard.CheckpointStore`` are taken as serialized; that the
@@ -125,8 +135,8 @@ class UnserializedCheckpointWrite(LintRule):
     def message(self, fact: Fact) -> str:
         assert isinstance(fact, UnserializedWrite)
         return (
-            f"this checkpoint write can run while compaction dispatched through {fact.detail} is running, and no "
-            "lock is held by both: the checkpoint can capture a half-written summary; hold the same lock around "
+            f"this checkpoint write can run while a compaction is still running (dispatched through {fact.detail}), "
+            "and no lock is held by both: the checkpoint can capture a half-written summary; hold the same lock around "
             "the write and the compaction (threading.Lock, asyncio.Lock, a file lock, or "
             "summaryguard.guard.CompactionLock shared with the Compactor and CheckpointStore)"
         )

@@ -20,7 +20,8 @@ The work has two parts, because the analysis crosses modules:
    *context*, never reported (see :mod:`.dependencies`), so a validator in
    ``recovery.py`` still protects a resume in ``loop.py``. So are the
    files of the run that the screening rejects but that lend their classes
-   (a factory of model clients, :meth:`Analyzer.lent_facts`), where a
+   (a factory of model clients, a fire-and-forget helper,
+   :meth:`Analyzer.lent_facts`), where a
    screened-in file imports them. Each checked
    module's findings are recorded under a key of its content and of the
    modules it imports, transitively (see :mod:`.records`); the records are
@@ -148,7 +149,7 @@ def check_files(
         batch.errors.extend(FileError(path, line, message) for line, message in errors)
         if needs:
             wanted.append((path, text))
-        elif analyzer.prefilter.may_lend(text) or analyzer.prefilter.re_exports(path, text):
+        elif analyzer.prefilter.may_be_context(path, text):
             # its tree decides, where it is imported
             lenders.add(path)
 

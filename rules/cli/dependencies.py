@@ -28,7 +28,8 @@ lend their classes (they define a class, and import a model library or
 return instances of the classes they import: a factory whose returns'
 overrides call an SDK decides what a method call runs in the importer, see
 :meth:`~..engine.Analyzer.lent_facts`), or that are a package's ``__init__``
-re-exporting what its importers name; a
+re-exporting what its importers name, or that define a fire-and-forget helper
+(a function that hands its parameter to a task or thread); a
 module rejected otherwise cannot lend a fact, and its imports are not
 followed, exactly as when it is checked. A checked file that only lends is
 context here too (the loader reads it as one), so a whole-tree run and a

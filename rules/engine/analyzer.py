@@ -50,7 +50,7 @@ from .findings import FileError, Finding, TraceStep, describe, is_too_deep
 from .grammar import Shifts, after_host_rejection, map_column, parse_module
 from .model import FileModel, build_models
 from .prefilter import Prefilter
-from .names import imported_modules, module_name_for, returns_imported_instances
+from .names import dispatches_parameters, imported_modules, module_name_for, returns_imported_instances
 from .outline import Skeleton, file_graph_nodes, outline_skeleton, skeleton
 from .project import ModuleInfo, Project
 from .relevance import FileScan, relevant_functions, scan
@@ -266,19 +266,22 @@ class Analyzer:
         """What :meth:`analyze` needs of a file screened out that still lends its classes,
         or None: it defines a class, and imports a model library or is a factory (a
         function of it returns an instance of a class it imports,
-        :func:`~.names.returns_imported_instances`). Such a module is analyzed as context
+        :func:`~.names.returns_imported_instances`); or it re-exports; or it defines a
+        fire-and-forget helper (:func:`~.names.dispatches_parameters`). Such a module is analyzed as context
         only: its classes, a factory's returns and the overrides that call a model count
         for the files that import it (a value's class decides what its methods run, see
         :mod:`.classes`). Its text and tree decide, never a name of the user's; nothing in
         it is reported, errors included (its syntax errors are the screening's)."""
-        re_exports = self.prefilter.re_exports(path, text)
-        if not (re_exports or self.prefilter.may_lend(text)):
+        if not self.prefilter.may_be_context(path, text):
             return None
+        re_exports = self.prefilter.re_exports(path, text)
         found = self._scan_tree(path, text, [], gate=False)
         if found is None:
             return None
         if re_exports and found[1] is not None and imported_modules(found[0]):
             return _facts(text, *found, self.registrations, lends=True)  # the names it re-exports
+        if self.prefilter.may_dispatch(text) and dispatches_parameters(found[0]):
+            return _facts(text, *found, self.registrations, lends=True)  # a fire-and-forget helper
         if not (self.prefilter.imports_model_library(text) or returns_imported_instances(found[0])):
             return None
         lent = _facts(text, *found, self.registrations, lends=True)

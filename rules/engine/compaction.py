@@ -35,7 +35,9 @@ checkpoint write. This module finds, per parsed module:
   executor or callback, and checkpoint writes elsewhere in the same module,
   with the locks held at each (``with lock:``, ``async with``,
   ``acquire()``/``release()``, ``fcntl.flock``, file locks; a
-  ``Compactor.compact`` holds ``<compactor>.lock``).
+  ``Compactor.compact`` holds ``<compactor>.lock``); and across modules, the
+  writes of callers of a function that leaves a compaction running
+  (:mod:`.inflight`).
 
 Everything is decided from syntax and the project index, one module at a
 time, after the function summaries are solved.
@@ -55,6 +57,7 @@ from .conditions import ALL_KINDS, GENERATION
 from .evidence import Evidence
 from .facts import NAME, VALUE, Fact, Recompaction, Step, SummaryRecord, UnserializedWrite
 from .flow import FlowAnalysis, State
+from .inflight import Inflight, writes_after_inflight
 from .names import dotted, last_segment
 from .project import FunctionInfo, ModuleInfo, Project
 from .behaviour import FunctionSummary
@@ -379,6 +382,14 @@ class _Calls:
     #: Calls the function awaits in place (``await asyncio.gather(...)``).
     awaited: set[cst.Call] = field(default_factory=set)
 
+    def waits_for(self, dispatch: cst.CSTNode) -> bool:
+        """The function waits for the work ``dispatch`` started before it returns (outside
+        any loop it was dispatched in): nothing outside it runs concurrently with that work."""
+        first = next((i for c, _, i, _ in self.calls if c is dispatch), None)
+        if first is None:
+            return False
+        return dispatch in self.awaited or any(i >= first for i, _ in self.syncs)
+
 
 # -- the analysis ---------------------------------------------------------------------------
 
@@ -400,6 +411,8 @@ class _Analysis:
         self._instr_cut = False
         self._recorded: dict[FunctionInfo, bool] = {}
         self._dispatching: dict[FunctionInfo, frozenset[str]] = {}
+        #: The compaction each function leaves running when it returns (see :mod:`.inflight`).
+        self.inflight: dict[FunctionInfo, Inflight | None] = {}
         self._channels: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._own: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._records: dict[FunctionInfo, list[tuple[cst.CSTNode, Stmt, str]]] = {}
@@ -941,6 +954,10 @@ class _Analysis:
             return bool(_PROMPT_TYPE.search(kind))
         receiver = last_segment(dotted(func.value) or "")
         return bool(receiver) and bool(_PROMPT_NAME.search(receiver)) and not _LLM_RECEIVER.search(receiver)
+
+    def instruction(self, expr: cst.CSTNode, view: _Fn) -> bool:
+        """A summarization instruction flows into ``expr`` (see :meth:`_instruction`)."""
+        return self._instruction(expr, view)
 
     def _instruction(self, expr: cst.CSTNode, view: _Fn, depth: int = 0) -> bool:
         """A summarization instruction flows into ``expr``: a string literal asking for a
@@ -1850,13 +1867,42 @@ class _Analysis:
         result: set[str] = set()
         calls = self.calls_with_locks(fn)
         for call, _, _, _ in calls.calls:
-            dispatch = self._dispatch(call, view)
-            if dispatch is None or _confined(calls, call):
+            if calls.waits_for(call):
                 continue
-            for target in dispatch[1]:
-                if isinstance(target, cst.Name) and target.value in params:
-                    result.add(target.value)
+            dispatch = self._dispatch(call, view)
+            if dispatch is not None:
+                targets = dispatch[1]
+            else:  # a helper of the project that dispatches what it is given
+                callee = self.project.resolve(call.func, fn)
+                if callee is None or callee is fn:
+                    continue
+                inner = self.dispatched_params(callee)
+                targets = [v for name, v in bound_arguments(call, callee).items() if name in inner] if inner else []
+            for target in targets:
+                result |= self._params_run_by(target, fn, params)
         found = self._dispatching[fn] = frozenset(result)
+        return found
+
+    def _params_run_by(self, target: cst.BaseExpression, fn: FunctionInfo, params: set[str]) -> set[str]:
+        """The parameters of ``fn`` that a dispatched ``target`` runs: the parameter itself,
+        or a closure of ``fn`` (``create_task(runner())``) that awaits or calls one."""
+        if isinstance(target, cst.Name):
+            if target.value in params:
+                return {target.value}
+        elif not (isinstance(target, cst.Call) and isinstance(target.func, cst.Name)):
+            return set()
+        name = target.value if isinstance(target, cst.Name) else target.func.value  # type: ignore[union-attr]
+        closure = fn.nested.get(name)
+        if closure is None:
+            return set()
+        own = set(closure.params)
+        found: set[str] = set()
+        for stmt in walk_statements(closure.body):
+            for expr in expressions_of(stmt):
+                for node in iter_exprs(expr):
+                    run = node.expression if isinstance(node, cst.Await) else node.func if isinstance(node, cst.Call) else None
+                    if isinstance(run, cst.Name) and run.value in params and run.value not in own:
+                        found.add(run.value)
         return found
 
     def _dispatch(self, call: cst.Call, view: _Fn) -> tuple[str, list[cst.BaseExpression]] | None:
@@ -2127,6 +2173,10 @@ def compaction_facts(project: Project, summaries: Mapping[FunctionInfo, Function
         facts.extend(_at_callers(analysis, project, pending, {id(f.node) for f in facts}))
     for module in modules:
         facts.extend(_concurrent_writes(analysis, module))
+    reported = {id(f.node) for f in facts if isinstance(f, UnserializedWrite)}
+    for module in project.modules:
+        if not module.context:
+            facts.extend(writes_after_inflight(analysis, module, reported))
     return facts
 
 
@@ -2222,7 +2272,7 @@ def _concurrent_writes(analysis: _Analysis, module: ModuleInfo) -> list[Fact]:
                 if owner is fn:
                     if not _overlaps(calls, dispatch, index, loops):
                         continue
-                elif _confined(analysis.calls_with_locks(owner), dispatch):
+                elif analysis.calls_with_locks(owner).waits_for(dispatch):
                     continue  # the dispatching function waits for it: only its own writes overlap
                 basis = analysis.write_basis(call, view) or NAME
                 how = "a checkpoint write" if basis == VALUE else "named like a checkpoint write"
@@ -2255,15 +2305,6 @@ def _reachable(analysis: _Analysis, fn: FunctionInfo) -> set[FunctionInfo]:
                         seen.add(callee)
                         stack.append(callee)
     return seen
-
-
-def _confined(calls: _Calls, dispatch: cst.CSTNode) -> bool:
-    """The dispatching function waits for the work before it returns (outside any loop
-    it was dispatched in): nothing outside it runs concurrently with it."""
-    first = next((i for c, _, i, _ in calls.calls if c is dispatch), None)
-    if first is None:
-        return False
-    return dispatch in calls.awaited or any(i >= first for i, _ in calls.syncs)
 
 
 def _overlaps(calls: _Calls, dispatch: cst.CSTNode, index: int, loops: tuple[int, ...]) -> bool:

@@ -16,9 +16,12 @@ import os
 
 import libcst as cst
 
+from .prefilter import DISPATCH_CALLS
+
 __all__ = [
     "ImportTable",
     "dotted",
+    "dispatches_parameters",
     "imported_modules",
     "last_segment",
     "module_location",
@@ -194,6 +197,29 @@ def returns_imported_instances(tree: ast.Module) -> bool:
             for case in getattr(node, "cases", None) or ():
                 stack.extend(case.body)
     return not returned.isdisjoint(imported)
+
+
+def dispatches_parameters(tree: ast.Module) -> bool:
+    """Whether some function of ``tree`` hands one of its parameters, or a closure of its
+    own, to a task, thread or executor (:data:`DISPATCH_CALLS`): a fire-and-forget helper,
+    whose callers dispatch what they give it, whatever it is called."""
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
+        params |= {s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for call in ast.walk(node):
+            if not isinstance(call, ast.Call):
+                continue
+            func = call.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name not in DISPATCH_CALLS:
+                continue
+            for arg in (*call.args, *(k.value for k in call.keywords)):
+                run = arg.func if isinstance(arg, ast.Call) else arg
+                if isinstance(run, ast.Name) and run.id in params:
+                    return True
+    return False
 
 
 class ImportTable:

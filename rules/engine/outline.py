@@ -138,14 +138,17 @@ def outline_skeleton(
             return True
         return evidence(joined) or any(w in joined for w in _CONCURRENCY)
 
-    def visit(items: Skeleton, prefix: str) -> bool:
-        """Collect blankable spans under ``items``; whether anything under them is kept."""
+    def visit(items: Skeleton, prefix: str, whole: bool = False) -> bool:
+        """Collect blankable spans under ``items``; whether anything under them is kept.
+        ``whole``: inside a kept function of a lending module, whose closures are part of
+        what it lends (a helper's ``create_task(runner())`` runs the closure's body)."""
         kept = False
         for is_def, name, imports, span, children in items:
             if is_def:
                 qualname = f"{prefix}.{name}"
-                inner = visit(children, f"{qualname}.<locals>")
-                if inner or keeps(name, qualname) or imports:
+                own = whole or (lent is not None and keeps(name, qualname))
+                inner = visit(children, f"{qualname}.<locals>", own)
+                if own or inner or keeps(name, qualname) or imports:
                     kept = True
                     continue
                 if span is None:
@@ -153,7 +156,14 @@ def outline_skeleton(
                 else:
                     spans.append(span)
             else:
-                kept = visit(children, f"{prefix}.{name}") or kept
+                before = len(spans)
+                inner = visit(children, f"{prefix}.{name}", whole)
+                if inner:
+                    # a class whose methods are analyzed keeps its constructor: what its
+                    # attributes hold (``self.x = Summarizer(agent=None)``) is read there
+                    init = [c[3] for c in children if c[0] and c[1] == "__init__" and c[3] is not None]
+                    spans[before:] = [sp for sp in spans[before:] if sp not in init]
+                kept = inner or kept
         return kept
 
     visit(outline_of, module_name)

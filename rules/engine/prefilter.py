@@ -87,6 +87,15 @@ def _library_import() -> re.Pattern[str]:
     return re.compile(rf"^[ \t]*(?:import|from)[ \t]+(?:[\w.]*\.)?(?:{libraries})\b", re.MULTILINE)
 
 
+#: The standard library's ways to start work and not wait for it (what SG304 calls a dispatch).
+DISPATCH_CALLS = frozenset({
+    "create_task", "ensure_future", "start_soon", "run_coroutine_threadsafe", "to_thread", "Thread",
+    "run_in_executor", "submit", "call_soon", "call_soon_threadsafe",
+})
+#: What a fire-and-forget helper's text shows (see ``may_dispatch``).
+_DISPATCH_WORDS = ("create_task(", "ensure_future(", "Thread(", "run_in_executor(", "to_thread(", "submit(", "start_soon(")
+
+
 @lru_cache(maxsize=1)
 def _instance_return() -> re.Pattern[str]:
     """``return Name(``: what a factory's text shows (compiled on first use)."""
@@ -244,6 +253,20 @@ class Prefilter:
         return Prefilter.imports_model_library(text) or _instance_return().search(text) is not None
 
     @staticmethod
+    def may_be_context(path: str, text: str) -> bool:
+        """Whether a file the text scan rejects may still be context for its importers
+        (lends its classes, re-exports, or defines a fire-and-forget helper): its tree
+        decides, where it is imported (:meth:`~.analyzer.Analyzer.lent_facts`)."""
+        return Prefilter.may_lend(text) or Prefilter.re_exports(path, text) or Prefilter.may_dispatch(text)
+
+    @staticmethod
+    def may_dispatch(text: str) -> bool:
+        """Whether a file the text scan rejects may define a fire-and-forget helper (its
+        tree decides: :func:`~.names.dispatches_parameters`): the work its callers hand it
+        runs on after it returns (SG304)."""
+        return any(word in text for word in _DISPATCH_WORDS)
+
+    @staticmethod
     def re_exports(path: str, text: str) -> bool:
         """Whether a screened-out file is a package's ``__init__`` that imports: what it
         re-exports (``from .llm import LLM``) is how importers name the classes, so it is
@@ -260,7 +283,10 @@ class Prefilter:
         """Whether a function of a lending module keeps its body: its words name a model
         library or an LLM (an override that calls an SDK), or it builds an instance of a
         class (a factory's return: which class a value is decides what its methods run)."""
-        return any(word in words for word in _LENDS_MODEL) or any(c[:1].isupper() for c in calls)
+        return (
+            any(word in words for word in _LENDS_MODEL)
+            or any(c[:1].isupper() or c in DISPATCH_CALLS for c in calls)
+        )
 
     def wanted_by_plugin(self, text: str) -> bool:
         return self.extra is not None and self.extra.search(text) is not None
