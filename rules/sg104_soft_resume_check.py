@@ -14,7 +14,10 @@ class SoftResumeCheck(LintRule):
     branch only logs, warns or sets a flag and falls through to the resume, or
     it is an ``assert`` (removed by ``python -O``). Reported at the check; the
     resume it was meant to protect is then not reported again (one defect,
-    one finding).
+    one finding). When the check sits in a function of another module that the
+    resuming code calls, it is reported at that call, with the check in the
+    trace: a file's findings depend only on what it imports, and the module
+    that holds the soft validator has no resume that relies on it.
 
     A check whose failing branch sets a flag (``ok = False``, ``stale =
     True``) or records the problem (``problems.append(...)``) is fail-closed

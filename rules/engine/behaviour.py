@@ -43,6 +43,9 @@ class Soft:
     node: cst.CSTNode
     path: str
     detail: str
+    #: Where the soft check itself is, when ``node`` is the call of another module's
+    #: function that holds it (reported at the call: the caller's file owns the finding).
+    origin: tuple[Step, ...] = ()
 
     def __hash__(self) -> int:
         return hash((self.kind, self.role, id(self.node)))

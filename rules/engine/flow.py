@@ -38,7 +38,7 @@ import libcst as cst
 from . import flags as flagging
 from . import lexicon
 from .conditions import ALL_KINDS, Context, Facts, classify
-from .facts import SwallowedError
+from .facts import Step, SwallowedError
 from .evidence import Evidence, Requirement
 from .names import dotted, last_segment
 from .behaviour import SOFT_CHECK, SWALLOW, Site, Soft, FunctionSummary
@@ -416,12 +416,21 @@ class FlowAnalysis:
             if requirement is not None:
                 self._site(call, requirement, state)
             gained |= ev.validator_kinds(call)
-            softs |= ev.validator_softs(call)
+            softs.update(s if s.path == self.path else self._rehomed(s, call) for s in ev.validator_softs(call))
             raises = raises or ev.always_raises(call)
             if state.pending:
                 state = state.settle(_handed(call, state.pending))
         after = state.add(gained)
         return after.add_soft(s for s in softs if s.kind not in after.hard), raises
+
+    def _rehomed(self, soft: Soft, call: cst.Call) -> Soft:
+        """A soft check inside another module's function, seen from its call here: reported
+        at the call, so this file's findings depend only on what it imports (locality),
+        with the check itself in the trace."""
+        name = dotted(call.func) or "the function"
+        origin = (*soft.origin, Step(soft.path, soft.node, "the soft check"))
+        detail = f"`{name}()` checks it softly ({soft.detail})"
+        return Soft(soft.kind, soft.role, call, self.path, detail, origin)
 
     def _site(self, call: cst.Call, requirement: Requirement, state: State) -> None:
         required = requirement.kinds

@@ -76,11 +76,12 @@ def build_models(project: Project, results: dict) -> dict[str, FileModel]:
             kinds = tuple(sorted({s.kind for s in softs}))
             kind = SoftCheck if first.role == SOFT_CHECK else SwallowedError
             if kind is SoftCheck:
-                model.add(SoftCheck(node=first.node, path=first.path, kinds=kinds, detail=first.detail))
+                model.add(SoftCheck(node=first.node, path=first.path, kinds=kinds, detail=first.detail,
+                                    trace=first.origin))
             else:
                 model.add(
                     SwallowedError(node=first.node, path=first.path, shape="defeats-check", kinds=kinds,
-                                   detail=first.detail)
+                                   detail=first.detail, trace=first.origin)
                 )
     summaries = {fn: results[fn].summary if fn in results else project.unknown for fn in project.functions}
     for fact in compaction_facts(project, summaries):

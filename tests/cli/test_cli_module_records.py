@@ -249,15 +249,9 @@ def test_a_corrupt_record_is_ignored_without_a_traceback(project: Path, garbage:
     assert strip(second.stdout) == strip(first.stdout)
 
 
-# -- the known gap of locality -------------------------------------------------------------
+# -- locality of records ---------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 9 (tests/rules/test_locality.py NONLOCAL_TODAY): recovery.py's SG104 is reported only with "
-    "loop.py, its importer, in the run; its record, made in the whole-tree run, serves the run of recovery.py "
-    "alone",
-)
 def test_a_record_made_with_importers_serves_the_module_alone(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

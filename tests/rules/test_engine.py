@@ -335,3 +335,38 @@ def test_imported_modules_lists_what_an_import_may_load() -> None:
         "def fn():\n    try:\n        import m\n    except ImportError:\n        from n import o\n"
     )
     assert set(imported_modules(tree)) == {".", ".i", "..j", "..j.k", "a.b", "c", "e", "e.f", "e.g", "l", "m", "n", "n.o"}
+
+
+def test_a_soft_validator_of_another_module_is_reported_at_its_call() -> None:
+    """SG104 belongs to the file that relies on the soft check (locality); the trace
+    points at the check inside the validator."""
+    validator = textwrap.dedent(
+        """
+        def lenient(checkpoint):
+            assert checkpoint.summary.generation == checkpoint.summary_generation
+        """
+    ).lstrip("\n")
+    caller = textwrap.dedent(
+        """
+        from checks import lenient
+
+
+        def go(checkpoint, agent, deps):
+            lenient(checkpoint)
+            if checkpoint.summary.partial:
+                raise RuntimeError("partial")
+            for ref in deps:
+                if ref not in checkpoint.summary.verbatim_refs:
+                    raise RuntimeError(ref)
+            return agent.resume(checkpoint.summary)
+        """
+    ).lstrip("\n")
+    analyzer = Analyzer(Vocabulary.build(), all_rules())
+    findings, errors = analyzer.analyze([("checks.py", validator), ("agent.py", caller)])
+    assert errors == []
+    assert [(f.path, f.line, f.code) for f in findings] == [("agent.py", 5, "SG104")]
+    (finding,) = findings
+    assert "`lenient()` checks it softly" in finding.message
+    assert ("checks.py", 2) in [(s.path, s.line) for s in finding.trace]
+    alone, _ = analyzer.analyze([("checks.py", validator)])
+    assert alone == []

@@ -111,11 +111,9 @@ def test_the_project_means_what_it_says(runs: tuple[dict, dict, list[str]]) -> N
     assert alone.get("agents/review.py", set()) == set()  # the agent it resumes does not summarize
 
 
-#: Files whose findings depend today on other files of the run (issue 9), each a strict xfail:
-#: SG104 on a soft validator is reported only when a resume in an importer relies on it.
-NONLOCAL_TODAY = {
-    "fixtures/multimodule/recovery.py": "SG104 at 32 only with loop.py (its importer) in the run",
-}
+#: Files whose findings depend today on other files of the run, each a strict xfail (none:
+#: a soft validator relied on from another module is reported at that module's call).
+NONLOCAL_TODAY: dict[str, str] = {}
 
 
 def _files() -> list[str]:
