@@ -206,6 +206,7 @@ class Analyzer:
         del screened
         project.finish()
         project.relevant = relevant_functions(parsed_scans, self.prefilter.function_matters) | project.graph_nodes()
+        project.calls = {q: fw.calls for scan in parsed_scans for q, fw in scan.functions.items()}
         failed: dict[str, str] = {}
         results = solve(project, failed)
         for path, message in failed.items():

@@ -353,15 +353,20 @@ def _uses(body: list[Stmt], view: _Fn, sent: Callable[[cst.Call], bool]) -> None
                 view.escapes |= _names(stmt.value)
         for expr in expressions_of(stmt):
             for n in iter_exprs(expr):
-                if isinstance(n, cst.Attribute) and n.attr.value in _PROTOCOL and isinstance(n.value, cst.Name):
-                    if n.value.value not in ("self", "cls"):  # an object's counter is not its summary
-                        view.protocol.add(n.value.value)
-                elif isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name):
-                    if any(k in _PROTOCOL for e in n.slice for k in _strings(e)):
-                        view.protocol.add(n.value.value)
-                elif isinstance(n, (cst.Yield, cst.Await)) and isinstance(getattr(n, "value", None), cst.CSTNode):
-                    view.escapes |= _names(n.value)  # type: ignore[arg-type]
-                elif isinstance(n, cst.Call):
+                kind = type(n)  # type tests: libcst's isinstance goes through ABCMeta (a hot loop)
+                if kind is cst.Attribute:
+                    if n.attr.value in _PROTOCOL and type(n.value) is cst.Name:  # type: ignore[attr-defined]
+                        if n.value.value not in ("self", "cls"):  # type: ignore[attr-defined]
+                            view.protocol.add(n.value.value)  # an object's counter is not its summary
+                elif kind is cst.Subscript:
+                    if type(n.value) is cst.Name and any(  # type: ignore[attr-defined]
+                        k in _PROTOCOL for e in n.slice for k in _strings(e)  # type: ignore[attr-defined]
+                    ):
+                        view.protocol.add(n.value.value)  # type: ignore[attr-defined]
+                elif kind is cst.Yield or kind is cst.Await:
+                    if isinstance(getattr(n, "value", None), cst.CSTNode):
+                        view.escapes |= _names(n.value)  # type: ignore[attr-defined]
+                elif kind is cst.Call:
                     last = last_segment(dotted(n.func))
                     if last not in _LOG_CALLS and not sent(n):
                         for arg in n.args:
@@ -413,6 +418,8 @@ class _Analysis:
         self._dispatching: dict[FunctionInfo, frozenset[str]] = {}
         #: The compaction each function leaves running when it returns (see :mod:`.inflight`).
         self.inflight: dict[FunctionInfo, Inflight | None] = {}
+        #: The names a call must have to leave work running (see :mod:`.inflight`).
+        self.candidate_names: frozenset[str] | None = None
         self._channels: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._own: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._records: dict[FunctionInfo, list[tuple[cst.CSTNode, Stmt, str]]] = {}

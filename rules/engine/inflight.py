@@ -35,14 +35,21 @@ import libcst as cst
 
 from .facts import Fact, Step, UnserializedWrite
 from .names import dotted, last_segment
+from .prefilter import DISPATCH_CALLS
 from .project import FunctionInfo, ModuleInfo
 from .syntax import Stmt, child_blocks, expressions_of, iter_exprs, walk_statements
 
 if TYPE_CHECKING:
     from .compaction import _Analysis, _Fn
 
-#: How far a "leaves it running" fact is followed up through callers that pass it on.
+#: How many functions a "leaves it running" fact is passed on through, above the one that
+#: dispatches (a longer chain is a guess about which paths run, not a value's flow).
 _DEPTH = 3
+#: Every name :meth:`~.compaction._Analysis._dispatch` takes for a dispatch.
+_DISPATCH_SEEDS = DISPATCH_CALLS | {
+    "Process", "Timer", "gather", "add_done_callback", "call_later", "call_at", "map", "apply_async",
+    "map_async", "starmap",
+}
 #: How far a value is followed back through a function's assignments.
 _BINDING_DEPTH = 6
 #: Methods that keep a value in memory or report it, never persist it: the builtin
@@ -73,17 +80,16 @@ class Inflight:
     needs: tuple[str, int] | None = None
 
 
-def left_running(analysis: _Analysis, fn: FunctionInfo, depth: int = 0) -> Inflight | None:
-    """The compaction ``fn`` leaves running when it returns, if any (memoized per function)."""
-    memo = analysis.inflight
-    if fn in memo:
-        return memo[fn]
-    memo[fn] = None  # cycles
-    found = _dispatched_here(analysis, fn)
-    if found is None and depth < _DEPTH:
-        found = _passed_on(analysis, fn, depth)
-    memo[fn] = found
-    return found
+def left_running(analysis: _Analysis, fn: FunctionInfo) -> Inflight | None:
+    """The compaction ``fn`` leaves running when it returns, if any (see :func:`_candidate_names`,
+    which finds them all, bottom-up, once per run)."""
+    _candidate_names(analysis)
+    return analysis.inflight.get(fn)
+
+
+def _judge(analysis: _Analysis, fn: FunctionInfo) -> Inflight | None:
+    """``fn``'s own verdict, from what is known of its callees so far."""
+    return _dispatched_here(analysis, fn) or _passed_on(analysis, fn)
 
 
 def _dispatched_here(analysis: _Analysis, fn: FunctionInfo) -> Inflight | None:
@@ -155,15 +161,15 @@ def _contains(stmts: list[Stmt], call: cst.Call) -> bool:
     return any(node is call for stmt in walk_statements(stmts) for e in expressions_of(stmt) for node in iter_exprs(e))
 
 
-def _passed_on(analysis: _Analysis, fn: FunctionInfo, depth: int) -> Inflight | None:
+def _passed_on(analysis: _Analysis, fn: FunctionInfo) -> Inflight | None:
     """``fn`` calls a function that leaves a compaction running and does not wait after it."""
     calls = analysis.calls_with_locks(fn)
     for call, _, index, _ in calls.calls:
         callee = analysis.project.resolve(call.func, fn)
         if callee is None or callee is fn:
             continue
-        inner = left_running(analysis, callee, depth + 1)
-        if inner is None or any(i > index for i, _ in calls.syncs):
+        inner = analysis.inflight.get(callee)
+        if inner is None or len(inner.through) >= _DEPTH or any(i > index for i, _ in calls.syncs):
             continue
         if inner.evicts and not _returns_result_of(fn, analysis.view(fn), call):
             continue  # the trimmed window stays inside: callers never see it
@@ -250,7 +256,12 @@ def writes_after_inflight(analysis: _Analysis, module: ModuleInfo, reported: set
     """SG304 at the writes a function of ``module`` makes after calling a project function
     that leaves a compaction running, before anything waits for it, with no lock both hold."""
     facts: list[Fact] = []
+    wanted = _candidate_names(analysis)
+    known = analysis.project.calls
     for fn in module.functions:
+        called = known.get(fn.qualname)
+        if called is not None and called.isdisjoint(wanted):
+            continue  # calls nothing that could leave work running: no view, no walk
         calls = analysis.calls_with_locks(fn)
         starts = [
             (call, index, loops, inflight)
@@ -260,7 +271,7 @@ def writes_after_inflight(analysis: _Analysis, module: ModuleInfo, reported: set
         if not starts:
             continue
         view = analysis.view(fn)
-        effects = _effect_calls(fn, calls.awaited)
+        effects = _effect_calls(fn)
         for start, first, loops, inflight in starts:
             window = _derived_from(start, view) if inflight.evicts else set()
             for call, held, index, _ in calls.calls:
@@ -284,11 +295,51 @@ def writes_after_inflight(analysis: _Analysis, module: ModuleInfo, reported: set
     return facts
 
 
+def _candidate_names(analysis: _Analysis) -> frozenset[str]:
+    """The names of the functions that leave a compaction running, and the local names
+    imports bind them to: a call of any other name cannot start a finding here. Found
+    bottom-up from the calls of a dispatch API, judging only the functions that call a
+    name found so far (each verdict is the values', memoized), so a run pays for the
+    functions near a dispatch, not for every function of the project."""
+    found = analysis.candidate_names
+    if found is not None:
+        return found
+    analysis.candidate_names = frozenset()  # re-entry while judging: nothing known yet
+    project = analysis.project
+    by_qualname = {fn.qualname: fn for fn in project.functions}
+    running: set[str] = set()
+    dispatching: set[str] = set()
+    frontier = set(_DISPATCH_SEEDS)
+    for _ in range(2 * _DEPTH + 2):  # helpers of helpers, then the functions that pass it on (bounded)
+        new: set[str] = set()
+        for qualname, called in project.calls.items():
+            fn = by_qualname.get(qualname)
+            if fn is None or called.isdisjoint(frontier):
+                continue
+            if fn.name not in dispatching and analysis.dispatched_params(fn):
+                dispatching.add(fn.name)
+                new.add(fn.name)
+            if fn not in analysis.inflight:
+                verdict = _judge(analysis, fn)
+                if verdict is not None:
+                    analysis.inflight[fn] = verdict
+                    running.add(fn.name)
+                    new.add(fn.name)
+        for module in project.modules:
+            new |= {local for local, target in module.imports.aliases.items() if last_segment(target) in new}
+        if not new:
+            break
+        frontier = new
+    running |= {local for m in project.modules for local, t in m.imports.aliases.items() if last_segment(t) in running}
+    found = analysis.candidate_names = frozenset(running)
+    return found
+
+
 def _inflight_call(analysis: _Analysis, fn: FunctionInfo, call: cst.Call) -> Inflight | None:
     callee = analysis.project.resolve(call.func, fn)
     if callee is None or callee is fn or callee.module is fn.module:
         return None  # one module's dispatches and writes are matched by the module's own rule
-    found = left_running(analysis, callee)
+    found = analysis.inflight.get(callee)
     if found is not None and found.needs is not None and _built_without(analysis, fn, call, found.needs):
         return None
     return found
@@ -323,14 +374,20 @@ def _passes_none(value: cst.BaseExpression, needs: tuple[str, int]) -> bool:
     return isinstance(chosen, cst.Name) and chosen.value == "None"
 
 
-def _effect_calls(fn: FunctionInfo, awaited: set[cst.Call]) -> set[cst.Call]:
-    """Calls made for their effect: awaited, or a statement of their own."""
-    found = set(awaited)
+def _effect_calls(fn: FunctionInfo) -> set[cst.Call]:
+    """Calls made for their effect: a statement of their own (awaited or not), or the
+    awaited call a ``return`` hands back (``return await store.save(ids)``); never a call
+    whose result the function binds and goes on with."""
+    found: set[cst.Call] = set()
     for stmt in walk_statements(fn.body):
         if isinstance(stmt, cst.Expr):
             value = stmt.value.expression if isinstance(stmt.value, cst.Await) else stmt.value
-            if isinstance(value, cst.Call):
-                found.add(value)
+        elif isinstance(stmt, cst.Return) and isinstance(stmt.value, cst.Await):
+            value = stmt.value.expression
+        else:
+            continue
+        if isinstance(value, cst.Call):
+            found.add(value)
     return found
 
 

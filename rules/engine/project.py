@@ -158,6 +158,10 @@ class Project:
         self._by_name: dict[str, list[FunctionInfo]] = {}
         #: Qualified names worth analyzing (None: all); see :mod:`.relevance`.
         self.relevant: set[str] | None = None
+        #: By qualified name, the names each function calls (the last segment, as CPython's
+        #: screening saw them): a cheap first cut for analyses that follow calls (see
+        #: :mod:`.inflight`); a function missing here is not cut.
+        self.calls: dict[str, set[str]] = {}
         #: The summary given to functions not worth analyzing (set by the solver).
         self.unknown: object = None
         #: Memo of :meth:`Evidence._calls_tool_directly` for unanalyzed functions.
