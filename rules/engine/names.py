@@ -37,23 +37,24 @@ def dotted(expr: cst.BaseExpression) -> str | None:
     become ``()`` / ``[]`` so ``get().x`` reads ``().x`` (never a known name)."""
     parts: list[str] = []
     node: cst.BaseExpression = expr
+    # type tests, not isinstance: libcst's node classes go through ABCMeta, and this
+    # runs for nearly every call and attribute the engine looks at
     while True:
-        if isinstance(node, cst.Name):
-            parts.append(node.value)
+        kind = type(node)
+        if kind is cst.Name:
+            parts.append(node.value)  # type: ignore[attr-defined]
             break
-        if isinstance(node, cst.Attribute):
-            parts.append(node.attr.value)
-            node = node.value
-            continue
-        if isinstance(node, cst.Call):
+        if kind is cst.Attribute:
+            parts.append(node.attr.value)  # type: ignore[attr-defined]
+            node = node.value  # type: ignore[attr-defined]
+        elif kind is cst.Call:
             parts.append("()")
-            node = node.func
-            continue
-        if isinstance(node, cst.Subscript):
+            node = node.func  # type: ignore[attr-defined]
+        elif kind is cst.Subscript:
             parts.append("[]")
-            node = node.value
-            continue
-        return None if not parts else ".".join(reversed(parts))
+            node = node.value  # type: ignore[attr-defined]
+        else:
+            return None if not parts else ".".join(reversed(parts))
     return ".".join(reversed(parts))
 
 
