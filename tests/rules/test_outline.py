@@ -98,3 +98,73 @@ def test_nothing_to_blank() -> None:
 def test_graph_nodes_by_name_and_attribute() -> None:
     tree = ast.parse("g.add_node('a', run)\ng.add_node(node=self.step)\nadd_node(x.y)\nother(z)\n")
     assert graph_nodes([tree], frozenset({"add_node"})) == {"run", "step", "y"}
+
+
+def _outline_lent(text: str) -> str:
+    from summaryguard.rules.engine.outline import outline_skeleton, skeleton
+    from summaryguard.rules.engine.prefilter import Prefilter
+
+    tree = ast.parse(text)
+    return outline_skeleton(
+        text, skeleton(text, tree), scan(tree, "m"), "m", set(), lambda w: False, set(), Prefilter.lent_function_matters
+    )
+
+
+def test_a_kept_function_of_a_lending_module_keeps_its_closures() -> None:
+    text = textwrap.dedent(
+        """\
+        import asyncio
+
+
+        def later(job):
+            async def runner():
+                await job
+
+            return asyncio.create_task(runner())
+
+
+        def other(x):
+            async def inner():
+                return x
+
+            return inner
+        """
+    )
+    result = _outline_lent(text)
+    assert "await job" in result  # the closure the helper dispatches
+    assert "return x" not in result  # a function that dispatches nothing is blanked, closures too
+
+
+def test_a_class_keeps_its_constructor_when_it_dispatches_or_builds() -> None:
+    text = textwrap.dedent(
+        """\
+        class Spawner:
+            def __init__(self, agent):
+                self.agent = agent
+
+            def go(self, checkpoint):
+                if self.agent:
+                    self.pool.submit(self.agent.run)
+                return checkpoint
+
+
+        class Owner:
+            def __init__(self, store):
+                self.spawner = Spawner(None)
+
+            def run(self, checkpoint):
+                return checkpoint
+
+
+        class Plain:
+            def __init__(self, n):
+                self.n = n
+
+            def run(self, checkpoint):
+                return checkpoint
+        """
+    )
+    result = _outline(text)
+    assert "self.agent = agent" in result  # a method submits work
+    assert "self.spawner = Spawner(None)" in result  # the constructor builds an attribute
+    assert "self.n = n" not in result
