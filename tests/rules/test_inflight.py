@@ -55,32 +55,35 @@ def test_a_helper_module_without_vocabulary_is_context_for_its_importers() -> No
     assert ANALYZER.lent_facts("main.py", plain) is None
 
 
-COMPACTION = """
+#: A module whose ``{name}`` hands a compaction to a thread, then ``{ending}``.
+_COMPACTION = """
     import threading
 
 
     def fold(llm, messages):
-        return llm.invoke(f"Summarize this conversation: {messages}")
+        return llm.invoke(f"Summarize this conversation: {{messages}}")
 
 
-    def compact_later(llm, state):
+    def {name}(llm, state):
         worker = threading.Thread(target=lambda: state.update(summary=fold(llm, state["messages"])))
         worker.start()
-        return worker
+        {ending}
 """
-
-COMPACTION_JOINED = """
-    import threading
-
-
-    def fold(llm, messages):
-        return llm.invoke(f"Summarize this conversation: {messages}")
+COMPACTION = _COMPACTION.format(name="compact_later", ending="return worker")
+COMPACTION_JOINED = _COMPACTION.format(name="compact_now", ending="worker.join()")
 
 
-    def compact_now(llm, state):
-        worker = threading.Thread(target=lambda: state.update(summary=fold(llm, state["messages"])))
-        worker.start()
-        worker.join()
+#: A caller in another module that writes a checkpoint right after the call (``{helper}``).
+CALLER = """
+    import json
+
+    from background import {helper}
+
+
+    def turn(llm, state, path):
+        {helper}(llm, state)
+        with open(path, "w") as fh:
+            json.dump({{"checkpoint": state}}, fh)
 """
 
 
@@ -92,17 +95,7 @@ def _findings(**modules: str) -> list[tuple[str, int, str]]:
 
 
 def test_a_caller_in_another_module_writes_while_the_compaction_runs() -> None:
-    caller = """
-        import json
-
-        from background import compact_later
-
-
-        def turn(llm, state, path):
-            compact_later(llm, state)
-            with open(path, "w") as fh:
-                json.dump({"checkpoint": state}, fh)
-    """
+    caller = CALLER.format(helper="compact_later")
     assert _findings(background=COMPACTION, agent=caller) == [("agent.py", 9, "SG304")]
 
 
@@ -141,32 +134,12 @@ def test_no_overlap_no_finding(caller: str) -> None:
 
 
 def test_a_helper_that_waits_leaves_nothing_running() -> None:
-    caller = """
-        import json
-
-        from background import compact_now
-
-
-        def turn(llm, state, path):
-            compact_now(llm, state)
-            with open(path, "w") as fh:
-                json.dump({"checkpoint": state}, fh)
-    """
+    caller = CALLER.format(helper="compact_now")
     assert _findings(background=COMPACTION_JOINED, agent=caller) == []
 
 
 def test_the_trace_runs_from_the_dispatch_through_the_call_to_the_write() -> None:
-    caller = """
-        import json
-
-        from background import compact_later
-
-
-        def turn(llm, state, path):
-            compact_later(llm, state)
-            with open(path, "w") as fh:
-                json.dump({"checkpoint": state}, fh)
-    """
+    caller = CALLER.format(helper="compact_later")
     sources = [
         ("background.py", textwrap.dedent(COMPACTION).lstrip("\n")),
         ("agent.py", textwrap.dedent(caller).lstrip("\n")),
