@@ -2266,13 +2266,15 @@ def _concurrent_writes(analysis: _Analysis, module: ModuleInfo) -> list[Fact]:
     if not dispatched:
         return []
     facts = []
+    written = [_state_written(c) for _, _, _, _, c in dispatched]
     for fn in module.functions:
         view = analysis.view(fn)
         calls = analysis.calls_with_locks(fn)
         for call, held, index, loops in calls.calls:
-            if not analysis.checkpoint_write(call, view):
+            basis = analysis.write_basis(call, view)
+            if basis is None and last_segment(dotted(call.func)) not in _SERIALIZERS:
                 continue
-            for owner, dispatch, label, locks, closure in dispatched:
+            for (owner, dispatch, label, locks, closure), attributes in zip(dispatched, written):
                 scope = None if isinstance(dispatch, cst.ClassDef) else _class_of(owner)
                 if fn in closure or held & locks or (scope is not None and _class_of(fn) != scope):
                     continue
@@ -2281,15 +2283,62 @@ def _concurrent_writes(analysis: _Analysis, module: ModuleInfo) -> list[Fact]:
                         continue
                 elif analysis.calls_with_locks(owner).waits_for(dispatch):
                     continue  # the dispatching function waits for it: only its own writes overlap
-                basis = analysis.write_basis(call, view) or NAME
-                how = "a checkpoint write" if basis == VALUE else "named like a checkpoint write"
+                stored = _stored_state(call, attributes, dispatch if owner is fn else None)
+                if basis is None and stored is None:
+                    continue
+                if stored is not None:
+                    how, why = stored, VALUE
+                elif basis == VALUE:
+                    how, why = "a checkpoint write", VALUE
+                else:
+                    how, why = "named like a checkpoint write", NAME
                 trace = (
                     Step(owner.module.path, dispatch, f"compaction dispatched through {label}"),
-                    Step(module.path, call, how, basis),
+                    Step(module.path, call, how, why),
                 )
                 facts.append(UnserializedWrite(node=call, path=module.path, trace=trace, detail=label))
                 break
     return facts
+
+
+def _state_written(closure: set[FunctionInfo]) -> frozenset[str]:
+    """The ``self`` attributes the functions of a dispatched compaction assign: the state
+    it is rewriting while it runs (``self.summary = ...``)."""
+    found: set[str] = set()
+    for fn in closure:
+        for stmt in walk_statements(fn.body):
+            if isinstance(stmt, cst.Assign):
+                targets = [t.target for t in stmt.targets]
+            elif isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
+                targets = [stmt.target]
+            else:
+                continue
+            for target in targets:
+                for node in iter_exprs(target):
+                    if type(node) is cst.Attribute and dotted(node.value) == "self":  # type: ignore[attr-defined]
+                        found.add(node.attr.value)  # type: ignore[attr-defined]
+                        break
+    return frozenset(found)
+
+
+def _stored_state(call: cst.Call, attributes: frozenset[str], dispatch: cst.CSTNode | None) -> str | None:
+    """How a serializer call (``json.dump``, ``store.save``, ``fh.write``) stores what a running
+    compaction works on, by value: a ``self`` attribute the compaction assigns, or a value
+    the dispatching function hands the compaction (``dispatch``); None when it stores neither."""
+    if last_segment(dotted(call.func)) not in _SERIALIZERS or not isinstance(call.func, cst.Attribute):
+        return None
+    handed: set[str] = set()
+    if isinstance(dispatch, cst.Call):
+        for arg in dispatch.args:
+            handed.update(n.value for n in iter_exprs(arg.value) if type(n) is cst.Name)  # type: ignore[attr-defined]
+    for arg in call.args:
+        for node in iter_exprs(arg.value):
+            kind = type(node)
+            if kind is cst.Attribute and node.attr.value in attributes and dotted(node.value) == "self":  # type: ignore[attr-defined]
+                return f"stores `self.{node.attr.value}`, which the compaction assigns"  # type: ignore[attr-defined]
+            if kind is cst.Name and node.value in handed:  # type: ignore[attr-defined]
+                return f"stores `{node.value}`, which the compaction is handed"  # type: ignore[attr-defined]
+    return None
 
 
 def _class_of(fn: FunctionInfo) -> str | None:

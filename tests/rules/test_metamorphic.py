@@ -54,8 +54,7 @@ NAME_ONLY_TODAY: frozenset[str] = frozenset(
         "fixture-handlers.py",  # SG202 at lines 63, 70
         "fixture-rederivations.py",  # SG201 at nine lines
         "SG302-invalid-0",  # the record is a summary record by its field's name ("named like a summary")
-        "fixture-concurrent_checkpoints.py",  # SG304: the write is a write by its names (saver.put, checkpoint)
-        "fixture-concurrent_executor.py",
+        "fixture-concurrent_executor.py",  # SG304: the write is a write by its names (saver.put, checkpoint)
         "fixture-concurrent_file_locks.py",
     }
 )
