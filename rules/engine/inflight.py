@@ -20,9 +20,14 @@ A compaction is known by value:
   the caller goes on with the window.
 
 The caller's write is known by value too: a checkpoint write of the module's
-own rules, or any call made for its effect (awaited or a statement, on some
-object's method) that stores a value derived from the trimmed window the call
-returned: it persists the window while the condensing of what left it runs.
+own rules, or a method call made for its effect (a statement of its own, or
+``return await ...``) that stores a value derived from the trimmed window the
+call returned: it persists the window while the condensing of what left it
+runs. Writes hold no lock the compaction holds, and nothing waits for the work
+between the call and the write.
+
+Performance: the facts are found once per run, bottom-up from the calls of a
+dispatch API, and only functions calling what was found are looked at.
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ _NOT_A_WRITE = frozenset({
 
 @dataclass(frozen=True)
 class Inflight:
-    """A compaction ``fn`` leaves running: where it is dispatched, and what waits on it.
+    """A compaction a function leaves running: where it is dispatched and the locks it holds.
 
     ``evicts`` says the work condenses what ``fn`` trimmed from the window it
     returns; ``through`` is the chain of calls from ``fn`` down to the dispatch."""
