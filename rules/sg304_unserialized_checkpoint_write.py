@@ -64,6 +64,11 @@ class UnserializedCheckpointWrite(LintRule):
     or use ``summaryguard.guard.Compactor`` with a ``CheckpointStore`` sharing
     its lock.
 
+    A write is a checkpoint write by what it stores, too: a serializer call
+    (``json.dump``, ``fh.write``, ``store.save``, ...) that stores a ``self``
+    attribute the dispatched compaction assigns, or a value the dispatching
+    function hands the compaction, whatever the functions around it are called.
+
     Across modules: a function that dispatches a compaction and returns
     without waiting for it (directly, or through a function that returns what
     such a call returns) leaves the compaction running for its callers. So
