@@ -159,6 +159,7 @@ def check_files(
             [path for path, _ in batch.sources if path not in lenders],
             None if root is None else os.path.realpath(root),
             lambda targets: _load_context(targets, analyzer, cache, facts),
+            lenders,
         )
         batch.context = [dependency.path for dependency in context]
         resolved_root = None if root is None else os.path.realpath(root)

@@ -22,7 +22,8 @@ Resolution of one import of the file at ``P``, written as
 runs, so it is not used). The first root that has it wins.
 
 Bounded: only modules the checked files import, then the modules those
-import, :data:`MAX_DEPTH` levels deep and :data:`MAX_MODULES` in all; only
+import, :data:`MAX_DEPTH` levels deep and :data:`MAX_MODULES` read from outside
+the run (the run's own lending files are not counted); only
 modules that pass the screening, or that the screening rejects but that
 lend their classes (they define a class, and import a model library or
 return instances of the classes they import: a factory whose returns'
@@ -159,15 +160,21 @@ def find_dependencies(
     checked: Iterable[str],
     root: str | None,
     load: Loader,
+    run_lenders: Iterable[str] = (),
 ) -> list[Dependency]:
     """The context modules of a run, in a stable order (breadth first).
 
     ``importers`` are the screened-in checked files with their imports;
     ``checked`` every file of the run (never context, whatever its screening);
-    ``root`` the project's folder (resolved); ``load`` reads and screens files."""
+    ``root`` the project's folder (resolved); ``load`` reads and screens files.
+    ``run_lenders`` are files of the run that are context where imported (they lend):
+    :data:`MAX_MODULES` bounds what is read from outside the run, not these, so that
+    how many of them a tree holds never cuts another package's context (locality)."""
     disk = _Disk()
     seen = {os.path.normpath(os.path.abspath(p)) for p in checked}
+    in_run = {os.path.normpath(os.path.abspath(p)) for p in run_lenders}
     found: list[Dependency] = []
+    outside_found = 0
     level: list[tuple[str, Sequence[str]]] = list(importers)
     for _ in range(MAX_DEPTH):
         wanted: list[str] = []
@@ -180,7 +187,8 @@ def find_dependencies(
                 if target is not None and target not in seen:
                     seen.add(target)
                     wanted.append(target)
-        wanted = wanted[: MAX_MODULES - len(found)]
+        outside = [t for t in wanted if t not in in_run][: max(0, MAX_MODULES - outside_found)]
+        wanted = [t for t in wanted if t in in_run] + outside
         if not wanted:
             break
         loaded = load(wanted)
@@ -190,8 +198,7 @@ def find_dependencies(
             if dependency is not None:
                 found.append(dependency)
                 level.append((target, dependency.imports))
-        if len(found) >= MAX_MODULES:
-            break
+                outside_found += target not in in_run
     return found
 
 
