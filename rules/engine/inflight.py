@@ -32,7 +32,6 @@ dispatch API, and only functions calling what was found are looked at.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -194,7 +193,7 @@ def _returns_result_of(fn: FunctionInfo, view: _Fn, call: cst.Call) -> bool:
     (``return g()``, ``kept, _ = g(); return kept``)."""
     derived = _derived_from(call, view)
     for stmt in walk_statements(fn.body):
-        if isinstance(stmt, cst.Return) and stmt.value is not None and _reads_any(stmt.value, call, derived):
+        if isinstance(stmt, cst.Return) and stmt.value is not None and _mentions(stmt.value, derived, call):
             return True
     return False
 
@@ -403,7 +402,7 @@ def _derived_from(start: cst.Call, view: _Fn) -> set[str]:
         grown = {
             name
             for name, values in view.assigned.items()
-            if name not in derived and any(_reads_any(v, start, derived) for v in values)
+            if name not in derived and any(_mentions(v, derived, start) for v in values)
         }
         if not grown:
             break
@@ -411,8 +410,9 @@ def _derived_from(start: cst.Call, view: _Fn) -> set[str]:
     return derived
 
 
-def _reads_any(expr: cst.CSTNode, start: cst.Call, names: set[str]) -> bool:
-    return any(n is start or (isinstance(n, cst.Name) and n.value in names) for n in iter_exprs(expr))
+def _mentions(expr: cst.CSTNode, names: set[str], start: cst.Call | None = None) -> bool:
+    """``expr`` reads one of ``names`` (or contains the call ``start``)."""
+    return any(n is start or (type(n) is cst.Name and n.value in names) for n in iter_exprs(expr))  # type: ignore[attr-defined]
 
 
 def _write(analysis: _Analysis, call: cst.Call, view: _Fn, window: set[str], effects: set[cst.Call]) -> str | None:
@@ -422,15 +422,8 @@ def _write(analysis: _Analysis, call: cst.Call, view: _Fn, window: set[str], eff
     func = call.func
     if not window or call not in effects or not isinstance(func, cst.Attribute):
         return None
-    if func.attr.value in _NOT_A_WRITE or last_segment(dotted(func.value)) in ("print",):
-        return None
-    if any(isinstance(n, cst.Name) and n.value in window for n in iter_exprs(func.value)):
-        return None  # a method of the window itself
-    for arg in call.args:
-        if any(isinstance(n, cst.Name) and n.value in window for n in _names(arg.value)):
-            return "stores the trimmed window it returned"
+    if func.attr.value in _NOT_A_WRITE or _mentions(func.value, window):
+        return None  # kept in memory, reported, or a method of the window itself
+    if any(_mentions(arg.value, window) for arg in call.args):
+        return "stores the trimmed window it returned"
     return None
-
-
-def _names(expr: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    return (n for n in iter_exprs(expr) if isinstance(n, cst.Name))
