@@ -20,12 +20,12 @@ import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 import pluggy
 
 from . import hookspecs
+from .entry_points import may_declare
 
 __all__ = [
     "BUILTIN_PLUGINS",
@@ -116,6 +116,10 @@ def _blocked_names() -> set[str]:
 
 
 def _load_entry_points(manager: pluggy.PluginManager, blocked: set[str]) -> None:
+    if not may_declare(ENTRY_POINT_GROUP):
+        return  # importlib.metadata would list none (see .entry_points): its import is not paid
+    from importlib import metadata
+
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.name in blocked or manager.get_plugin(ep.name) is not None:
             continue

@@ -18,7 +18,6 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from importlib import metadata
 from typing import TextIO
 
 from .exitcodes import ExitCode
@@ -63,6 +62,8 @@ def _silence_stdout() -> None:
 
 
 def _version() -> str:
+    from importlib import metadata
+
     try:
         return metadata.version(PROG)
     except metadata.PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
