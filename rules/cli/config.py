@@ -22,11 +22,12 @@ import sys
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pathspec import GitIgnoreSpec
+from .globs import GlobError, compile_glob, compile_lines
 
-from .globs import GlobError, compile_glob
+if TYPE_CHECKING:  # pragma: no cover
+    from pathspec import GitIgnoreSpec
 from .selection import ALL, normalize, unknown_selectors
 from .sources import FileRefused, read_regular_file
 from .targets import TargetError, normalize_target, target_from_requires_python
@@ -252,7 +253,7 @@ def _build(table: Mapping[str, Any], path: Path, text: str, document: Mapping[st
         except GlobError as exc:
             raise fail("exclude", f"{pattern!r}: {exc}") from None
     # One spec for all patterns, so that a later '!pattern' can re-include.
-    exclude_spec = GitIgnoreSpec.from_lines(exclude) if exclude else None
+    exclude_spec = compile_lines(exclude) if exclude else None
 
     per_file: list[PerFileIgnore] = []
     raw_per_file = table.get("per-file-ignores", {})

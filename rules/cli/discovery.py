@@ -30,11 +30,16 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING
 
 from .globs import compile_gitignore_lines, is_ignored
 from .report import ReadError
+
+if TYPE_CHECKING:  # pragma: no cover - pathspec loads when a pattern is compiled (see .globs)
+    from pathspec import GitIgnoreSpec
+
+    # (absolute folder the patterns are relative to, with a trailing separator; patterns)
+    _IgnoreChain = tuple[tuple[str, GitIgnoreSpec], ...]
 
 __all__ = ["Discovery", "discover"]
 
@@ -42,9 +47,6 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "__pycache__"})
 VENV_MARKER = "pyvenv.cfg"
 GITIGNORE = ".gitignore"
-
-# (absolute folder the patterns are relative to, with a trailing separator; patterns)
-_IgnoreChain = tuple[tuple[str, GitIgnoreSpec], ...]
 
 
 @dataclass

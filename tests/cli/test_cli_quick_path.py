@@ -14,6 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from summaryguard.plugins import hookimpl, register, unregister
+from summaryguard.plugins.entry_points import may_declare
+from summaryguard.plugins.manager import ENTRY_POINT_GROUP
 from summaryguard.rules.cli import runner
 from summaryguard.rules.cli.config import ConfigError
 from summaryguard.rules.cli.runner import CheckOptions, run_check
@@ -29,6 +31,7 @@ status = main(sys.argv[1:])
 print(json.dumps({"status": int(status), "libcst": "libcst" in sys.modules,
                   "engine": "summaryguard.rules.engine.analyzer" in sys.modules,
                   "guard": "summaryguard.guard" in sys.modules, "pool": "multiprocessing" in sys.modules,
+                  "pathspec": "pathspec" in sys.modules, "metadata": "importlib.metadata" in sys.modules,
                   "formats": sorted(m.rsplit(".", 1)[1] for m in sys.modules
                                     if m.startswith("summaryguard.rules.cli.formats."))}))
 """
@@ -55,10 +58,24 @@ def test_a_file_without_summary_vocabulary_imports_no_libcst(project: Path, cach
     (project / "plain.py").write_text(PLAIN, encoding="utf-8")
     result = _probe(project, "check", *cache, "plain.py")
     assert (result["status"], result["libcst"], result["engine"]) == (0, False, False)
-    # Nor the runtime half (the built-in checkpoint plugins' models) or the worker pool.
-    assert (result["guard"], result["pool"]) == (False, False)
+    # Nor the runtime half (the built-in checkpoint plugins' models) or the worker pool; nor
+    # pathspec (no pattern is configured, no folder walked) or, when no installed package
+    # declares a plugin, importlib.metadata.
+    assert (result["guard"], result["pool"], result["pathspec"]) == (False, False, False)
+    assert result["metadata"] == may_declare(ENTRY_POINT_GROUP)
     # Only the format it writes (SARIF's rule descriptions are not a pre-commit run's cost).
     assert result["formats"] == ["text"]
+    assert result["report"].startswith("All clear: no findings in 1 file")
+
+
+def test_a_configured_exclude_still_applies_to_named_files(project: Path) -> None:
+    """pathspec loads when a pattern is compiled: an ``exclude`` is honoured as before."""
+    (project / "pyproject.toml").write_text('[tool.summaryguard]\nexclude = ["generated"]\n', encoding="utf-8")
+    (project / "generated").mkdir()
+    (project / "generated" / "plain.py").write_text(PLAIN, encoding="utf-8")
+    (project / "plain.py").write_text(PLAIN, encoding="utf-8")
+    result = _probe(project, "check", "--no-cache", "--force-exclude", "generated/plain.py", "plain.py")
+    assert (result["status"], result["pathspec"], result["libcst"]) == (0, True, False)
     assert result["report"].startswith("All clear: no findings in 1 file")
 
 
