@@ -45,11 +45,9 @@ keeps its locality (tests/cli/test_cli_parallel_analysis.py).
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -384,6 +382,8 @@ def _screen_all(
 def _screen_in_pool(
     analyzer: Analyzer, items: list[tuple[str, str]], rejected: list[tuple[str, str]], workers: int
 ) -> tuple[list[tuple[Verdict, Any]], list[tuple[tuple[int | None, str], ...]]]:
+    from concurrent.futures import ProcessPoolExecutor  # a pool's imports, paid only by a run that starts one
+
     context = _context()
     initargs = (analyzer.vocabulary, analyzer.rule_classes, analyzer.target_version)
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=initargs) as pool:
@@ -404,6 +404,8 @@ def _chunks(items: list[tuple[str, str]], workers: int) -> list[list[tuple[str, 
 
 def _context() -> Any:
     """``fork`` where it is safe and available (no start-up imports), else the platform's default."""
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1 and os.name == "posix":
         return multiprocessing.get_context("fork")
@@ -520,6 +522,8 @@ def _analyze_in_pool(analyzer: Analyzer, chunks: list[Chunk], facts: dict[str, A
     initargs = (analyzer.vocabulary, analyzer.rule_classes, analyzer.target_version)
     findings: list[Any] = []
     errors: list[Any] = []
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(len(ordered), mp_context=_context(), initializer=_start_worker, initargs=initargs) as pool:
         futures = [pool.submit(_analyze_chunk, *_chunk_work(chunk, facts)) for chunk in ordered]
         for future in futures:
