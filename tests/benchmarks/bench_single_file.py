@@ -74,11 +74,25 @@ def relevant_source() -> str:
     return ResumeWithoutGenerationCheck.INVALID[0].code
 
 
-def time_once(command: list[str], cwd: Path) -> tuple[float, float]:
+def child_environment(pycache: Path) -> dict[str, str]:
+    """The environment every timed command runs in: bytecode written and read, in a folder of
+    the run's own (``PYTHONPYCACHEPREFIX``), for both tools alike.
+
+    Why: an installed package runs from compiled bytecode (pip compiles it at install time),
+    but an editable checkout in an environment with ``PYTHONDONTWRITEBYTECODE=1`` (this
+    machine's) compiles every module of the engine on every run, which once added about
+    80 ms to a dismissed file and 250 ms to a relevant one, none of it a user's cost."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    return env
+
+
+def time_once(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
     """Wall time and CPU time (user + system, of the child) of one run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    proc = subprocess.run(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    proc = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
     elapsed = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 1):
@@ -110,13 +124,14 @@ def main() -> None:
             commands[f"summaryguard {case}"] = [sys.executable, "-m", "summaryguard.rules.cli", "check", "--no-cache", name]
             if has_flake8:
                 commands[f"flake8 {case}"] = [sys.executable, "-m", "flake8", name]
-        for command in commands.values():  # warm the file system caches and .pyc files
-            time_once(command, root)
+        env = child_environment(root / "pycache")
+        for command in commands.values():  # warm the file system caches and write the .pyc files
+            time_once(command, root, env)
         walls: dict[str, list[float]] = {label: [] for label in commands}
         cpus: dict[str, list[float]] = {label: [] for label in commands}
         for _ in range(args.runs):
             for label, command in commands.items():
-                wall, cpu = time_once(command, root)
+                wall, cpu = time_once(command, root, env)
                 walls[label].append(wall)
                 cpus[label].append(cpu)
 
