@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from summaryguard.rules.cli import batch as batch_module
 from summaryguard.rules.cli import main
-from summaryguard.rules.cli.chunks import Chunk, Unit, closures, partition
+from summaryguard.rules.cli.chunks import Chunk, Unit, closures, groups, partition
 
 FIXTURES = Path(__file__).parents[1] / "rules" / "fixtures"
 
@@ -151,8 +151,12 @@ def test_multimodule_project_same_json_with_any_jobs(
 
 
 def test_the_pool_really_analyzes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files split across workers, each chunk analyzing its files' imports as context."""
     from summaryguard.rules import engine
+    from summaryguard.rules.cli import chunks as chunks_module
 
+    # every project split file by file (not placed whole): the context path is what is tested
+    monkeypatch.setattr(chunks_module, "WHOLE_GROUP_SLACK", 0.0)
     root = _project(tmp_path, ["multimodule", "langgraph_project", "sg303_callers", "recompaction_callers"])
     serial = _batch(root, 1, monkeypatch)
     parallel = _batch(root, 3, monkeypatch)
@@ -304,6 +308,39 @@ def test_chunks_that_share_most_of_their_context_run_in_one_process(
     assert shared_context.analysis_workers == 0 and shared_context.analyzed == 2
     serial = batch_module.check_files(files, analyzer, None, jobs=1, root=tmp_path)
     assert shared_context.findings == serial.findings and serial.findings
+
+
+def test_unrelated_packages_are_placed_whole_and_nothing_is_analyzed_twice() -> None:
+    """A package of ten importers of one large module, and an unrelated package of as much
+    text in independent files: the first package goes whole to one chunk, so no chunk but
+    one analyzes its large module (placing file by file, the largest first, gave each chunk
+    an importer and so the module twice)."""
+    units = [Unit(f"/a/m{n}.py", f"/a/m{n}.py", "x" * 10_000, True) for n in range(10)]
+    units.append(Unit("/a/core.py", "/a/core.py", "x" * 50_000, False))
+    units += [Unit(f"/b/m{n}.py", f"/b/m{n}.py", "x" * 10_000, True) for n in range(15)]
+    graph = {u.key: ["/a/core.py"] if u.key.startswith("/a/m") else [] for u in units}
+    chunks = partition(units, graph, 2)
+    assert len(chunks) == 2
+    assert sum("/a/core.py" in {u.key for u in c.context} for c in chunks) == 1
+    assert batch_module.expected_speedup(chunks) > 1.9
+
+
+def test_one_package_too_large_for_a_share_is_split_and_the_others_fill_in() -> None:
+    """A package of most of the run is split file by file (each chunk with the module its
+    files share); a small unrelated package goes whole to one chunk."""
+    units = [Unit(f"/big/m{n}.py", f"/big/m{n}.py", "x" * 30_000, True) for n in range(6)]
+    units.append(Unit("/big/core.py", "/big/core.py", "x" * 5_000, False))
+    units += [Unit(f"/small/m{n}.py", f"/small/m{n}.py", "x" * 1_000, True) for n in range(2)]
+    graph = {u.key: ["/big/core.py"] if u.key.startswith("/big/m") else [] for u in units}
+    graph["/small/m0.py"] = ["/small/m1.py"]
+    checked = [u for u in units if u.checked]
+    reach = closures(units, graph)
+    assert [len(g) for g in groups(checked, {k: v | {k} for k, v in reach.items()})] == [6, 2]
+    chunks = partition(units, graph, 2)
+    assert sorted(sum(u.key.startswith("/big/m") for u in c.sources) for c in chunks) == [3, 3]
+    assert all("/big/core.py" in {u.key for u in c.context} for c in chunks)
+    small = [c for c in chunks if any(u.key.startswith("/small") for u in c.sources)]
+    assert len(small) == 1 and {u.key for u in small[0].sources} >= {"/small/m0.py", "/small/m1.py"}
 
 
 def test_the_expected_speedup_counts_each_module_once() -> None:
