@@ -456,17 +456,55 @@ def _analyze_all(
 ) -> tuple[list[Any], list[Any], int]:
     """Findings and errors of ``wanted`` analyzed with ``context``, and the number of
     worker processes used (0: in this process). Chunked across a pool when ``jobs`` > 1
-    and there is enough to share; the same findings either way (see :mod:`.chunks`)."""
-    if jobs > 1 and len(wanted) > 1 and sum(len(text) for _, text in wanted) >= SERIAL_ANALYSIS_CHARS:
-        chunks = plan_chunks(wanted, context, imports, jobs, root)
-        if len(chunks) > 1 and expected_speedup(chunks) >= MIN_SPEEDUP:
+    and there is enough to share; the same findings either way (see :mod:`.chunks`).
+
+    Each group of files that shares no module with the others (see
+    :func:`.chunks.groups`: unrelated packages checked as one tree) is analyzed as a
+    project of its own, so two packages' modules of one name never meet (SPEC §3.1.1:
+    a file's findings depend on what it imports, not on what else is in the run)."""
+    if len(wanted) <= 1:
+        return (*_analyze_groups(analyzer, [_whole(wanted, context)], facts), 0)
+    chunks = plan_chunks(wanted, context, imports, jobs, root)
+    if jobs > 1 and len(chunks) > 1 and sum(len(text) for _, text in wanted) >= SERIAL_ANALYSIS_CHARS:
+        if expected_speedup(chunks) >= MIN_SPEEDUP:
             try:
                 return (*_analyze_in_pool(analyzer, chunks, facts), len(chunks))
             except Exception:  # noqa: BLE001 - no pool (no /dev/shm, a sandbox, an unpicklable plugin): one process
                 pass
-    context_sources = [(d.path, d.text) for d in context]
-    findings, errors = call_with_deep_stack(lambda: analyzer.analyze(wanted, facts, context_sources))
-    return findings, errors, 0
+    if all(chunk.parts for chunk in chunks):
+        groups = [_projects(part) for chunk in chunks for part in chunk.parts]
+    else:
+        groups = [_whole(wanted, context)]
+    return (*_analyze_groups(analyzer, groups, facts), 0)
+
+
+def _projects(part: Chunk) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A group's ``(sources, context)`` as :meth:`~.engine.Analyzer.analyze` takes them."""
+    return [(u.path, u.text) for u in part.sources], [(u.path, u.text) for u in part.context]
+
+
+def _whole(
+    wanted: Sequence[tuple[str, str]], context: Sequence[Dependency]
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The whole run as one project (one file, or two files that are one module on disk)."""
+    return list(wanted), [(d.path, d.text) for d in context]
+
+
+def _analyze_groups(
+    analyzer: Analyzer, groups: Sequence[tuple[list[tuple[str, str]], list[tuple[str, str]]]], facts: dict[str, Any]
+) -> tuple[list[Any], list[Any]]:
+    """Each ``(sources, context)`` analyzed as a project of its own, in this process; the
+    results merged and sorted as :meth:`~.engine.Analyzer.analyze` sorts them."""
+    findings: list[Any] = []
+    errors: list[Any] = []
+    for sources, context in groups:
+        found, failed = call_with_deep_stack(lambda: analyzer.analyze(sources, facts, context))
+        findings.extend(found)
+        errors.extend(failed)
+    if len(groups) > 1:
+        findings.sort(key=lambda f: f.sort_key)
+        errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
+    return findings, errors
 
 
 #: The chunks of a run share the modules their files import (each analyzes them as
@@ -491,8 +529,9 @@ def plan_chunks(
     jobs: int,
     root: str | None,
 ) -> list[Chunk]:
-    """The chunks of a run's analysis (see :func:`.chunks.partition`); a single chunk when
-    two files of the run are the same module on disk (they cannot be told apart by key)."""
+    """The chunks of a run's analysis (see :func:`.chunks.partition`), each with its
+    groups (``parts``); a single chunk of one project when two files of the run are the
+    same module on disk (they cannot be told apart by key)."""
     from .dependencies import import_graph
 
     modules = [(path, imports.get(path, ())) for path, _ in wanted] + [(d.path, d.imports) for d in context]
@@ -503,16 +542,10 @@ def plan_chunks(
     return partition(units, graph, jobs)
 
 
-def _chunk_work(
-    chunk: Chunk, facts: dict[str, Any]
-) -> tuple[list[tuple[str, str]], dict[str, Any], list[tuple[str, str]]]:
-    """What a worker needs for ``chunk``: its sources, their screening facts, its context."""
+def _chunk_work(chunk: Chunk, facts: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """What a worker needs for ``chunk``: each group's sources and context, and their screening facts."""
     paths = [u.path for u in (*chunk.sources, *chunk.context)]
-    return (
-        [(u.path, u.text) for u in chunk.sources],
-        {path: facts[path] for path in paths if path in facts},
-        [(u.path, u.text) for u in chunk.context],
-    )
+    return [_projects(part) for part in chunk.parts or [chunk]], {path: facts[path] for path in paths if path in facts}
 
 
 def _analyze_in_pool(analyzer: Analyzer, chunks: list[Chunk], facts: dict[str, Any]) -> tuple[list[Any], list[Any]]:
@@ -536,7 +569,6 @@ def _analyze_in_pool(analyzer: Analyzer, chunks: list[Chunk], facts: dict[str, A
 
 
 def _analyze_chunk(
-    sources: list[tuple[str, str]], facts: dict[str, Any], context: list[tuple[str, str]]
+    groups: list[tuple[list[tuple[str, str]], list[tuple[str, str]]]], facts: dict[str, Any]
 ) -> tuple[list[Any], list[Any]]:  # pragma: no cover - runs in a worker
-    analyzer = _WORKER["analyzer"]
-    return call_with_deep_stack(lambda: analyzer.analyze(sources, facts, context))
+    return _analyze_groups(_WORKER["analyzer"], groups, facts)

@@ -65,6 +65,9 @@ class Chunk:
 
     sources: list[Unit] = field(default_factory=list)
     context: list[Unit] = field(default_factory=list)
+    #: The chunk's groups (see :func:`groups`), each with the modules its files import:
+    #: analyzed apart, as projects of their own. Empty: the chunk is one project.
+    parts: list[Chunk] = field(default_factory=list)
 
     @property
     def cost(self) -> int:
@@ -230,8 +233,18 @@ def partition(units: Sequence[Unit], graph: Mapping[str, Sequence[str]], jobs: i
     for own, cover in zip(members, covered):
         if not own:
             continue
-        chunk = Chunk()
-        for key in sorted(cover, key=order.__getitem__):
-            (chunk.sources if key in own else chunk.context).append(by_key[key])
+        chunk = _chunk(own, cover, by_key, order)
+        mine = [by_key[key] for key in sorted(own, key=order.__getitem__)]
+        for group in groups(mine, covers):
+            keys = {u.key for u in group}
+            chunk.parts.append(_chunk(keys, frozenset().union(*(covers[k] for k in keys)), by_key, order))
         chunks.append(chunk)
     return chunks
+
+
+def _chunk(own: set[str], cover: set[str] | frozenset[str], by_key: Mapping[str, Unit], order: Mapping[str, int]) -> Chunk:
+    """The chunk that checks ``own`` and analyzes the rest of ``cover`` as context, in run order."""
+    chunk = Chunk()
+    for key in sorted(cover, key=order.__getitem__):
+        (chunk.sources if key in own else chunk.context).append(by_key[key])
+    return chunk
