@@ -471,10 +471,10 @@ def _analyze_all(
                 return (*_analyze_in_pool(analyzer, chunks, facts), len(chunks))
             except Exception:  # noqa: BLE001 - no pool (no /dev/shm, a sandbox, an unpicklable plugin): one process
                 pass
-    if all(chunk.parts for chunk in chunks):
-        groups = [_projects(part) for chunk in chunks for part in chunk.parts]
-    else:
-        groups = [_whole(wanted, context)]
+    if len(chunks) > 1:  # split for workers, but run here: one chunk, so no module is analyzed twice
+        chunks = plan_chunks(wanted, context, imports, 1, root)
+    (chunk,) = chunks
+    groups = [_projects(part) for part in chunk.parts] if chunk.parts else [_whole(wanted, context)]
     return (*_analyze_groups(analyzer, groups, facts), 0)
 
 

@@ -304,8 +304,18 @@ def test_chunks_that_share_most_of_their_context_run_in_one_process(
     analyzer = engine.Analyzer(engine.Vocabulary.build(use_plugins=True), list(engine.all_rules(use_plugins=True)))
     monkeypatch.chdir(tmp_path)
     files = ["app/one.py", "app/two.py"]
+    analyzed: list[str] = []  # every module each analysis was handed, checked or context
+    analyze = analyzer.analyze
+
+    def recording(sources, facts=None, context=()):  # type: ignore[no-untyped-def]
+        analyzed.extend(path for path, _ in (*sources, *context))
+        return analyze(sources, facts, context)
+
+    monkeypatch.setattr(analyzer, "analyze", recording)
     shared_context = batch_module.check_files(files, analyzer, None, jobs=2, root=tmp_path)
     assert shared_context.analysis_workers == 0 and shared_context.analyzed == 2
+    # in one process, the plan made for two workers is not followed: shared.py is analyzed once
+    assert sorted(analyzed) == sorted({*analyzed}) and any(p.endswith("shared.py") for p in analyzed)
     serial = batch_module.check_files(files, analyzer, None, jobs=1, root=tmp_path)
     assert shared_context.findings == serial.findings and serial.findings
 
