@@ -319,7 +319,14 @@ def _load_context(
                 lent.append((target, text, digest))
     for target, text, digest in lent:
         # screened out: it can still lend its classes (a factory of model clients), else no fact
+        known_lent = cache.lent(digest) if cache is not None else None
+        if known_lent is not None:  # its facts are left for an analysis to find, if one runs
+            if known_lent[0]:
+                loaded[target] = Dependency(target, text, digest, known_lent[1])
+            continue
         lent_facts = analyzer.lent_facts(target, text)
+        if cache is not None:
+            cache.store_lent(digest, None if lent_facts is None else lent_facts.imports)
         if lent_facts is not None:
             facts[target] = lent_facts
             loaded[target] = Dependency(target, text, digest, lent_facts.imports)

@@ -156,6 +156,11 @@ def settings_key(*, rules: Sequence[type], vocabulary_fingerprint: str, config_t
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+#: The prefix of a :meth:`ResultCache.lent` entry among the screen verdicts (which are
+#: keyed by the bare digest).
+_LENT = "lent:"
+
+
 class ResultCache:
     """One settings folder of the cache; load once, look up many, :meth:`flush` once."""
 
@@ -231,6 +236,32 @@ class ResultCache:
         if imports is not None:
             entry.append(list(imports))
         self._screen[digest] = entry
+        self._screen_dirty = True
+
+    # -- what a screened-out module lends (see Analyzer.lent_facts) ----------------------
+
+    def lent(self, digest: str) -> tuple[bool, Imports] | None:
+        """Whether the screened-out module of content ``digest`` lends its classes to its
+        importers, and its imports when it does; None for a miss or a malformed entry.
+
+        A warm run must know it for every such module its checked files import (their
+        record keys cover what they import), and finding it out costs CPython's parse
+        of the module: stored beside the screen verdicts, it is asked of the text once."""
+        if not self._loaded:
+            self._load_screen()
+        entry = self._screen.get(_LENT + digest)
+        if entry == [False]:
+            return False, ()
+        if isinstance(entry, list) and len(entry) == 2 and entry[0] is True and isinstance(entry[1], list):
+            if all(isinstance(item, str) for item in entry[1]):
+                return True, tuple(entry[1])
+        return None
+
+    def store_lent(self, digest: str, imports: Imports | None) -> None:
+        """Record :meth:`lent`: ``imports`` of a module that lends, None for one that does not."""
+        if not self._loaded:
+            self._load_screen()
+        self._screen[_LENT + digest] = [False] if imports is None else [True, list(imports)]
         self._screen_dirty = True
 
     # -- module records (see .records) ----------------------------------------------------

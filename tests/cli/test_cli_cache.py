@@ -346,3 +346,19 @@ def test_unreadable_and_undecodable_files_are_errors(project: Path) -> None:
     batch = check_files([str(project / "latin.py"), str(project / "missing.py"), str(project)], analyzer, None, jobs=2)
     assert [e.path for e in batch.errors] == [str(project / "latin.py"), str(project / "missing.py"), str(project)]
     assert batch.sources == []
+
+
+def test_what_a_screened_out_module_lends_survives_the_run_and_a_malformed_entry_is_a_miss(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path / "cache", "settings")
+    assert cache.lent("d1") is None
+    cache.store_lent("d1", None)
+    cache.store_lent("d2", ("app.clients", "openai"))
+    cache.store_screen("d2", (False, ()))
+    cache.flush()
+    again = ResultCache(tmp_path / "cache", "settings")
+    assert again.lent("d1") == (False, ())
+    assert again.lent("d2") == (True, ("app.clients", "openai"))
+    assert again.screen("d2") == (False, ())  # the verdict of the same text is its own entry
+    for malformed in ([True], [True, [1]], [False, []], "x", None):
+        again._screen["lent:d3"] = malformed
+        assert again.lent("d3") is None

@@ -55,6 +55,32 @@ def test_the_importer_alone_and_the_whole_tree_see_the_lent_classes(tmp_path: Pa
     assert whole_context == alone_context == ["clients.py", "providers.py"]
 
 
+def test_a_warm_run_asks_no_lender_again_and_a_miss_still_sees_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether a screened-out module lends is stored with the screen verdicts: a warm run
+    parses no lender with CPython again (it did for every one, every run: 55% of a warm
+    run over the real-code corpus). A run that must analyze again still finds their facts."""
+    root = _project(tmp_path, "lent_factory")
+    compaction = root / "app" / "compaction.py"
+    expected = {("compaction.py", line, code) for line, code in expected_findings(compaction.read_text())}
+    cold, cold_context = _found(root, ["app/compaction.py"], cached=True)
+    asked: list[str] = []
+    lent_facts = ANALYZER.lent_facts
+
+    def counting(path: str, text: str):  # type: ignore[no-untyped-def]
+        asked.append(Path(path).name)
+        return lent_facts(path, text)
+
+    monkeypatch.setattr(ANALYZER, "lent_facts", counting)
+    warm, warm_context = _found(root, ["app/compaction.py"], cached=True)
+    assert (warm, warm_context, asked) == (cold, cold_context, []) and warm == expected
+    compaction.write_text(compaction.read_text() + "\n\n# edited\n")  # a miss: analyzed again
+    edited, edited_context = _found(root, ["app/compaction.py"], cached=True)
+    assert (edited, edited_context) == (expected, cold_context)
+    assert sorted(set(asked)) == ["clients.py", "providers.py"]  # the analysis found their facts itself
+
+
 def test_classes_that_call_no_model_lend_no_summarizer(tmp_path: Path) -> None:
     root = _project(tmp_path, "lent_factory_no_model")
     tree = sorted(str(p.relative_to(root)) for p in (root / "app").glob("*.py"))
