@@ -15,21 +15,9 @@ from pathlib import Path
 import pytest
 
 from summaryguard.rules.cli import main
+from test_cli_imported_modules import VALIDATOR
 
-A_RECOVERY = '''\
-from summaryguard.guard import SummaryReconciliationError
-
-
-def verify(checkpoint, deps):
-    summary = checkpoint.summary
-    if summary is None or summary.generation != checkpoint.summary_generation:
-        raise SummaryReconciliationError("generation")
-    if summary.partial:
-        raise SummaryReconciliationError("partial")
-    for ref in deps:
-        if ref not in summary.verbatim_refs:
-            raise SummaryReconciliationError("missing")
-'''
+A_RECOVERY = VALIDATOR  # fails closed on each part of the invariant
 A_LOOP = '''\
 from recovery import verify
 
