@@ -21,9 +21,10 @@ packages checked as one tree: their import closures never meet, see
 least loaded chunk, while it stays near an even share: a package split
 between two chunks makes both analyze its common modules (the real-code
 corpus as one tree was planned at 1.40x on 2 cores that way, and ran in one
-process). A group too large for a share is split file by file: files are placed largest first (with what they import), each in the
-chunk whose cost, with the file and the modules it brings that the chunk does
-not have yet, is the smallest. A file that some chunk already analyzes with
+process). A group too large for a share is split file by file: files are
+placed largest first (with what they import), each in the chunk whose cost,
+with the file and the modules it brings that the chunk does not have yet, is
+the smallest. A file that some chunk already analyzes with
 all its imports (as the context of an importer placed before it) goes there,
 for free: no module is analyzed twice without need, and a module stays with an
 importer (the engine's locality has known gaps where a module's own findings
