@@ -47,7 +47,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -471,15 +471,16 @@ def _analyze_all(
     a file's findings depend on what it imports, not on what else is in the run)."""
     if len(wanted) <= 1:
         return (*_analyze_groups(analyzer, [_whole(wanted, context)], facts), 0)
-    chunks = plan_chunks(wanted, context, imports, jobs, root)
-    if jobs > 1 and len(chunks) > 1 and sum(len(text) for _, text in wanted) >= SERIAL_ANALYSIS_CHARS:
+    plan = _planner(wanted, context, imports, root)  # the import graph, resolved once
+    parallel = jobs > 1 and sum(len(text) for _, text in wanted) >= SERIAL_ANALYSIS_CHARS
+    chunks = plan(jobs if parallel else 1)
+    if len(chunks) > 1:
         if expected_speedup(chunks) >= MIN_SPEEDUP:
             try:
                 return (*_analyze_in_pool(analyzer, chunks, facts), len(chunks))
             except Exception:  # noqa: BLE001 - no pool (no /dev/shm, a sandbox, an unpicklable plugin): one process
                 pass
-    if len(chunks) > 1:  # split for workers, but run here: one chunk, so no module is analyzed twice
-        chunks = plan_chunks(wanted, context, imports, 1, root)
+        chunks = plan(1)  # split for workers, but run here: one chunk, so no module is analyzed twice
     (chunk,) = chunks
     groups = [_projects(part) for part in chunk.parts] if chunk.parts else [_whole(wanted, context)]
     return (*_analyze_groups(analyzer, groups, facts), 0)
@@ -539,14 +540,21 @@ def plan_chunks(
     """The chunks of a run's analysis (see :func:`.chunks.partition`), each with its
     groups (``parts``); a single chunk of one project when two files of the run are the
     same module on disk (they cannot be told apart by key)."""
+    return _planner(wanted, context, imports, root)(jobs)
+
+
+def _planner(
+    wanted: Sequence[tuple[str, str]], context: Sequence[Dependency], imports: dict[str, Imports], root: str | None
+) -> Callable[[int], list[Chunk]]:
+    """:func:`plan_chunks` for any number of jobs, over one import graph."""
     from .dependencies import import_graph
 
     modules = [(path, imports.get(path, ())) for path, _ in wanted] + [(d.path, d.imports) for d in context]
     graph = import_graph(modules, root)
     units = _units(wanted, context)
     if len({u.key for u in units}) != len(units):
-        return [Chunk(units[: len(wanted)], units[len(wanted) :])]
-    return partition(units, graph, jobs)
+        return lambda jobs: [Chunk(units[: len(wanted)], units[len(wanted) :])]
+    return lambda jobs: partition(units, graph, jobs)
 
 
 def _chunk_work(chunk: Chunk, facts: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
