@@ -45,6 +45,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from .base import LintRule, RuleContext
+from .collector import collector_paused
 from .facts import Step
 from .findings import FileError, Finding, TraceStep, describe, is_too_deep
 from .grammar import Shifts, after_host_rejection, map_column, parse_module
@@ -155,7 +156,17 @@ class Analyzer:
         path): those are not parsed by CPython again. Every other file is.
         ``context`` holds modules that are analyzed with the others but not
         checked (the project modules the checked files import): their facts
-        count, their findings and errors are never reported."""
+        count, their findings and errors are never reported. The cyclic garbage
+        collector is paused meanwhile (see :mod:`.collector`)."""
+        with collector_paused():
+            return self._analyze(sources, facts, context)
+
+    def _analyze(
+        self,
+        sources: Sequence[tuple[str, str]],
+        facts: Mapping[str, ScreenFacts] | None,
+        context: Sequence[tuple[str, str]],
+    ) -> tuple[list[Finding], list[FileError]]:
         errors: list[FileError] = []
         project = Project(self.vocabulary)
         # CPython's parse of every file first: which functions can matter is known

@@ -1,0 +1,50 @@
+"""Pause Python's cyclic garbage collector while one analysis builds its heap.
+
+An analysis keeps every parsed module's libcst tree, the project index and the
+function summaries alive until its rules have run: hundreds of megabytes of
+objects that all live exactly as long as the analysis. libcst's parser makes
+millions of short-lived objects on the way, and each collection they trigger
+walks the young generations, and from time to time the whole heap that the
+analysis has built so far. None of those walks frees the trees (they are
+still in use), so their cost is pure overhead: measured on agno's
+``agent/_run.py`` checked in its package, 49.9 s with the collector and 37.6 s
+without it, for 348 MB against 384 MB of peak memory.
+
+So :func:`collector_paused` turns the collector off for the duration of an
+analysis and back on after it (when it was on: a caller who disabled it keeps
+it disabled). Reference counting still frees every acyclic object at once;
+only cyclic garbage made during the analysis waits for the next collection
+after it. Pauses nest and may overlap across threads: the collector comes
+back on when the last one ends.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["collector_paused"]
+
+_lock = threading.Lock()
+_paused = 0
+_resume = False  # whether the collector was on when the first pause began
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Keep the cyclic collector off inside the ``with`` block (see module doc)."""
+    global _paused, _resume
+    with _lock:
+        if _paused == 0:
+            _resume = gc.isenabled()
+            gc.disable()
+        _paused += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _paused -= 1
+            if _paused == 0 and _resume:
+                gc.enable()
