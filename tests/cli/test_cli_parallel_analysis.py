@@ -186,6 +186,35 @@ def _by_file(report: dict) -> dict[str, list[dict]]:
     return found
 
 
+def test_a_file_checked_alone_screens_its_context_in_a_pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pre-commit in a package: the modules a file imports are screened on every core,
+    with the findings of one core (an SG303 whose compaction sits in the context)."""
+    from summaryguard.rules import engine
+
+    root = _project(tmp_path, ["sg303_callers", "multimodule"])
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(batch_module, "SERIAL_SCREEN_CHARS", 0)
+    pooled: list[str] = []
+    real = batch_module._screen_in_pool
+
+    def counted(analyzer, items, rejected, workers):
+        pooled.extend(path for path, _ in items)
+        return real(analyzer, items, rejected, workers)
+
+    monkeypatch.setattr(batch_module, "_screen_in_pool", counted)
+    analyzer = engine.Analyzer(engine.Vocabulary.build(use_plugins=True), list(engine.all_rules(use_plugins=True)))
+    files = ["fixtures/sg303_callers/entry.py", "fixtures/multimodule/loop.py"]
+    serial = batch_module.check_files(files, analyzer, None, 1, root=root)
+    assert pooled == []
+    parallel = batch_module.check_files(files, analyzer, None, 2, root=root)
+    assert set(serial.context) <= set(pooled), "the context was screened in this process"
+    assert parallel.context == serial.context and serial.context
+    assert ("fixtures/sg303_callers/entry.py", 9, "SG303") in {(f.path, f.line, f.code) for f in serial.findings}
+    assert parallel.findings == serial.findings
+    assert [f.trace for f in parallel.findings] == [f.trace for f in serial.findings]
+    assert parallel.errors == serial.errors
+
+
 def test_every_fixture_together_same_findings_with_any_jobs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
