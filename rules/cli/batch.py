@@ -58,7 +58,7 @@ from .report import ErrorLike, ReadError
 from .sources import decode_source, read_source_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .dependencies import Dependency
+    from .dependencies import Dependency, ImportResolver
     from ..engine import Analyzer
 
 __all__ = ["Batch", "check_files"]
@@ -97,7 +97,7 @@ def check_files(
     """Findings and errors of ``paths`` (display paths), as ``analyzer.analyze`` would give them,
     with the project modules they import as context. ``root`` is the project's folder
     (the configuration's): absolute imports are also looked up below it."""
-    from .dependencies import find_dependencies
+    from .dependencies import ImportResolver, find_dependencies
     from ..engine import FileError
 
     batch = Batch()
@@ -152,17 +152,18 @@ def check_files(
             lenders.add(path)
 
     if wanted:
+        resolver = ImportResolver(None if root is None else os.path.realpath(root))  # one per run
         context = find_dependencies(
             [(path, imports.get(path, ())) for path, _ in wanted],
             [path for path, _ in batch.sources if path not in lenders],
-            None if root is None else os.path.realpath(root),
+            resolver.root,
             lambda targets: _load_context(targets, analyzer, cache, facts, jobs),
             lenders,
+            resolver,
         )
         batch.context = [dependency.path for dependency in context]
-        resolved_root = None if root is None else os.path.realpath(root)
         found, failed = _analyze_with_records(
-            batch, analyzer, cache, wanted, context, digests, imports, facts, jobs, resolved_root
+            batch, analyzer, cache, wanted, context, digests, imports, facts, jobs, resolver
         )
         batch.findings.extend(found)
         batch.errors.extend(failed)
@@ -181,7 +182,7 @@ def _analyze_with_records(
     imports: dict[str, Imports],
     facts: dict[str, Any],
     jobs: int,
-    root: str | None,
+    resolver: ImportResolver,
 ) -> tuple[list[Any], list[Any]]:
     """Findings and errors of ``wanted``: from their module records where they hit
     (looked up once each, here), analyzed where they miss, with the modules they
@@ -194,13 +195,13 @@ def _analyze_with_records(
     if cache is None or len({u.key for u in units}) != len(units):
         # no cache, or two files of the run are one module on disk: no key tells them apart
         batch.analyzed = len(wanted)
-        findings, errors, batch.analysis_workers = _analyze_all(analyzer, wanted, context, imports, facts, jobs, root)
+        findings, errors, batch.analysis_workers = _analyze_all(analyzer, wanted, context, imports, facts, jobs, resolver)
         return findings, errors
     from .dependencies import import_graph
     from .records import localize_rows, record_keys, relocate_rows
 
     modules = [(path, imports.get(path, ())) for path, _ in wanted] + [(d.path, d.imports) for d in context]
-    graph = import_graph(modules, root)
+    graph = import_graph(modules, resolver.root, resolver)
     digest_of = {**digests, **{d.path: d.digest for d in context}}
     keys = record_keys(units, graph, lambda u: _identity(u.path, digest_of[u.path]))
     path_of = {u.key: u.path for u in units}
@@ -233,7 +234,7 @@ def _analyze_with_records(
     ]
     batch.analyzed = len(missed)
     sources = [(u.path, u.text) for u in missed]
-    computed, failures, batch.analysis_workers = _analyze_all(analyzer, sources, extra, imports, facts, jobs, root)
+    computed, failures, batch.analysis_workers = _analyze_all(analyzer, sources, extra, imports, facts, jobs, resolver)
     location_of = {u.path: u.key for u in units}
     rows_of: dict[str, tuple[list[Any], list[Any]]] = {u.path: ([], []) for u in missed}
     for finding in computed:
@@ -470,7 +471,7 @@ def _analyze_all(
     imports: dict[str, Imports],
     facts: dict[str, Any],
     jobs: int,
-    root: str | None,
+    resolver: ImportResolver,
 ) -> tuple[list[Any], list[Any], int]:
     """Findings and errors of ``wanted`` analyzed with ``context``, and the number of
     worker processes used (0: in this process). Chunked across a pool when ``jobs`` > 1
@@ -482,7 +483,7 @@ def _analyze_all(
     a file's findings depend on what it imports, not on what else is in the run)."""
     if len(wanted) <= 1:
         return (*_analyze_groups(analyzer, [_whole(wanted, context)], facts), 0)
-    plan = _planner(wanted, context, imports, root)  # the import graph, resolved once
+    plan = _planner(wanted, context, imports, resolver)  # the import graph, resolved once
     parallel = jobs > 1 and sum(len(text) for _, text in wanted) >= SERIAL_ANALYSIS_CHARS
     chunks = plan(jobs if parallel else 1)
     if len(chunks) > 1:
@@ -551,17 +552,22 @@ def plan_chunks(
     """The chunks of a run's analysis (see :func:`.chunks.partition`), each with its
     groups (``parts``); a single chunk of one project when two files of the run are the
     same module on disk (they cannot be told apart by key)."""
-    return _planner(wanted, context, imports, root)(jobs)
+    from .dependencies import ImportResolver
+
+    return _planner(wanted, context, imports, ImportResolver(root))(jobs)
 
 
 def _planner(
-    wanted: Sequence[tuple[str, str]], context: Sequence[Dependency], imports: dict[str, Imports], root: str | None
+    wanted: Sequence[tuple[str, str]],
+    context: Sequence[Dependency],
+    imports: dict[str, Imports],
+    resolver: ImportResolver,
 ) -> Callable[[int], list[Chunk]]:
     """:func:`plan_chunks` for any number of jobs, over one import graph."""
     from .dependencies import import_graph
 
     modules = [(path, imports.get(path, ())) for path, _ in wanted] + [(d.path, d.imports) for d in context]
-    graph = import_graph(modules, root)
+    graph = import_graph(modules, resolver.root, resolver)
     units = _units(wanted, context)
     if len({u.key for u in units}) != len(units):
         return lambda jobs: [Chunk(units[: len(wanted)], units[len(wanted) :])]

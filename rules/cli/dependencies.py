@@ -53,6 +53,7 @@ from ..engine.names import package_root
 
 __all__ = [
     "Dependency",
+    "ImportResolver",
     "MAX_DEPTH",
     "MAX_MODULES",
     "find_dependencies",
@@ -108,6 +109,36 @@ class _Disk:
         return known
 
 
+class ImportResolver:
+    """Where a run's imports lead on disk, memoized for the run.
+
+    :func:`find_dependencies` resolves every import of the run's modules to find the
+    context; :func:`import_graph` asks the same questions again to plan the analysis and
+    key its records (a warm run over an unchanged tree does both): one resolver per run
+    answers each ``(file, import)`` once."""
+
+    def __init__(self, root: str | None) -> None:
+        #: The project's folder (resolved), below which absolute imports are also looked up.
+        self.root = root
+        self._disk = _Disk()
+        self._roots: dict[str, list[str]] = {}
+        self._targets: dict[tuple[str, str], str | None] = {}
+
+    def resolve(self, spec: str, path: str) -> str | None:
+        """:func:`resolve_import` of ``spec`` in the file at ``path``, with the run's roots."""
+        key = (path, spec)
+        if key in self._targets:
+            return self._targets[key]
+        roots: list[str] = []
+        if not spec.startswith("."):
+            found = self._roots.get(path)
+            if found is None:
+                found = self._roots[path] = import_roots(path, self.root, self._disk)
+            roots = found
+        target = self._targets[key] = resolve_import(spec, path, roots, self._disk)
+        return target
+
+
 def import_roots(path: str, root: str | None, disk: _Disk | None = None) -> list[str]:
     """Folders below which absolute imports of the file at ``path`` are looked up, in order."""
     disk = disk or _Disk()
@@ -161,6 +192,7 @@ def find_dependencies(
     root: str | None,
     load: Loader,
     run_lenders: Iterable[str] = (),
+    resolver: ImportResolver | None = None,
 ) -> list[Dependency]:
     """The context modules of a run, in a stable order (breadth first).
 
@@ -169,8 +201,9 @@ def find_dependencies(
     ``root`` the project's folder (resolved); ``load`` reads and screens files.
     ``run_lenders`` are files of the run that are context where imported (they lend):
     :data:`MAX_MODULES` bounds what is read from outside the run, not these, so that
-    how many of them a tree holds never cuts another package's context (locality)."""
-    disk = _Disk()
+    how many of them a tree holds never cuts another package's context (locality).
+    ``resolver`` (for ``root``) is the run's, when the run resolves its imports again."""
+    resolver = resolver or ImportResolver(root)
     seen = {os.path.normpath(os.path.abspath(p)) for p in checked}
     in_run = {os.path.normpath(os.path.abspath(p)) for p in run_lenders}
     found: list[Dependency] = []
@@ -179,11 +212,8 @@ def find_dependencies(
     for _ in range(MAX_DEPTH):
         wanted: list[str] = []
         for path, imports in level:
-            roots: list[str] | None = None
             for spec in imports:
-                if roots is None and not spec.startswith("."):
-                    roots = import_roots(path, root, disk)
-                target = resolve_import(spec, path, roots or [], disk)
+                target = resolver.resolve(spec, path)
                 if target is not None and target not in seen:
                     seen.add(target)
                     wanted.append(target)
@@ -202,7 +232,9 @@ def find_dependencies(
     return found
 
 
-def import_graph(modules: Iterable[tuple[str, Sequence[str]]], root: str | None) -> dict[str, list[str]]:
+def import_graph(
+    modules: Iterable[tuple[str, Sequence[str]]], root: str | None, resolver: ImportResolver | None = None
+) -> dict[str, list[str]]:
     """Which of ``modules`` each one imports, resolved exactly as :func:`find_dependencies` does.
 
     ``modules`` are ``(path, imports)`` pairs (checked files by their display path,
@@ -210,18 +242,16 @@ def import_graph(modules: Iterable[tuple[str, Sequence[str]]], root: str | None)
     normalized absolute path, and holds only edges between modules of ``modules``
     (an import of anything else is not analyzed in the run, so it cannot matter).
     The parallel analysis splits a run with it: a chunk of files needs the modules
-    they import, transitively (SPEC §3.1.1, locality)."""
-    disk = _Disk()
+    they import, transitively (SPEC §3.1.1, locality). ``resolver`` (for ``root``) is the
+    run's, when :func:`find_dependencies` has already resolved these imports."""
+    resolver = resolver or ImportResolver(root)
     pairs = [(os.path.normpath(os.path.abspath(path)), path, imports) for path, imports in modules]
     known = {key for key, _, _ in pairs}
     graph: dict[str, list[str]] = {}
     for key, path, imports in pairs:
-        roots: list[str] | None = None
         targets: list[str] = []
         for spec in imports:
-            if roots is None and not spec.startswith("."):
-                roots = import_roots(path, root, disk)
-            target = resolve_import(spec, path, roots or [], disk)
+            target = resolver.resolve(spec, path)
             if target is not None and target in known and target != key and target not in targets:
                 targets.append(target)
         graph[key] = targets
