@@ -27,7 +27,8 @@ Then, in one run:
 4. ``libcst.parse_module`` of every corpus file, in a pool of as many processes as the
    check's ``--jobs`` (the same cores: SPEC §3.1.2's yardstick);
 
-and it prints files, lines, the times and the ratios against the goals
+and it prints files, lines, the times, the cold run's peak memory (its largest process)
+and the ratios against the goals
 (issue 10: cold at most 0.7x the parse and at least 20,000 lines/s; warm at
 least 20x faster than cold; Fixit at least 5x slower than cold), and lists every finding and error the check
 reported. It exits 1 if the check crashed (an exit status other than 0/1/2,
@@ -154,6 +155,19 @@ def summaryguard_command() -> list[str]:
     if script is not None:
         return [script]
     return [sys.executable, "-c", "import sys; from summaryguard.rules.cli import main; sys.exit(main())"]
+
+
+def children_peak_mib() -> float | None:
+    """The largest resident size any finished child process of this script reached, in MiB
+    (``getrusage(RUSAGE_CHILDREN)``: a maximum over processes, not a sum; None where the
+    platform has no ``resource`` module). Read right after the cold run, which is the
+    largest child so far, it is the cold run's peak."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
 def run_check(corpus: Path, jobs: int | None, cache_dir: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
@@ -315,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="sg-bench-cache-") as cache_dir:
         cold_seconds, completed = run_check(corpus, jobs, Path(cache_dir))
+        cold_peak = children_peak_mib()
         warm_seconds, warm = run_check(corpus, jobs, Path(cache_dir))
     crashed = any(
         run.returncode not in (0, 1, 2) or "internal error" in run.stderr or "Traceback" in run.stderr
@@ -322,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"summaryguard check, cold (empty cache): {cold_seconds:.2f} s (exit {completed.returncode})")
     print(f"summaryguard check, warm (nothing changed): {warm_seconds:.2f} s (exit {warm.returncode})")
+    if cold_peak is not None:
+        print(f"peak memory, cold: {cold_peak:,.0f} MiB (the largest single process; each worker is one)")
     report: dict[str, object] = {}
     try:
         report = json.loads(completed.stdout)
