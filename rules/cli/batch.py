@@ -283,7 +283,7 @@ SERIAL_SCREEN_CHARS = 400_000
 
 
 def _load_context(
-    targets: Sequence[str], analyzer: Analyzer, cache: ResultCache | None, facts: dict[str, Any], jobs: int = 1
+    targets: Sequence[str], analyzer: Analyzer, cache: ResultCache | None, facts: dict[str, Any], jobs: int
 ) -> dict[str, Dependency]:
     """Read and screen the files ``targets`` (absolute paths) like checked files; the ones
     screened in, as dependencies. A file that cannot be read or decoded is left out: it is

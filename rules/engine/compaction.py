@@ -2159,16 +2159,20 @@ def compaction_facts(project: Project, summaries: Mapping[FunctionInfo, Function
 
     A context module (analyzed, never reported) is read here only for what reaches a
     checked one: a function that compacts what its parameters bring, whose callers
-    must check it, when a checked module calls a function of its name. Its records, its own re-compactions and its writes would be facts
-    at its own lines, which nothing reports: 8% of a file's cold check in a package
-    whose 150 imported modules mention summaries."""
+    must check it, when a checked module calls a function of its name. Its records,
+    its own re-compactions and its writes would be facts at its own lines, which
+    nothing reports: 8% of a file's cold check in a package whose 150 imported
+    modules mention summaries."""
     analysis = _Analysis(project, summaries)
     facts: list[Fact] = []
     #: summarizer calls fed only through parameters: (call, parameters, evidence) per function.
     pending: dict[FunctionInfo, list[tuple[cst.Call, frozenset[str], tuple[Step, ...]]]] = {}
     modules = [m for m in project.modules if m.mentions_summary or _mentions_compaction(m)]
     #: The names the checked modules call: a context function called by none cannot reach them.
-    called = {n for m in project.modules if not m.context for fn in m.functions for n in project.calls.get(fn.qualname, ())}
+    called: set[str] = set()
+    for checked in (m for m in project.modules if not m.context):
+        for fn in checked.functions:
+            called |= project.calls.get(fn.qualname, set())
     for module in modules:
         for fn in module.functions:
             if not module.context:
