@@ -219,7 +219,7 @@ class Analyzer:
         project.relevant = relevant_functions(parsed_scans, self.prefilter.function_matters) | project.graph_nodes()
         project.calls = {q: fw.calls for scan in parsed_scans for q, fw in scan.functions.items()}
         failed: dict[str, str] = {}
-        results = solve(project, failed)
+        results = solve(project, failed, project.demand_roots())
         for path, message in failed.items():
             if path not in unchecked:
                 errors.append(FileError(path, None, message))

@@ -2169,10 +2169,7 @@ def compaction_facts(project: Project, summaries: Mapping[FunctionInfo, Function
     pending: dict[FunctionInfo, list[tuple[cst.Call, frozenset[str], tuple[Step, ...]]]] = {}
     modules = [m for m in project.modules if m.mentions_summary or _mentions_compaction(m)]
     #: The names the checked modules call: a context function called by none cannot reach them.
-    called: set[str] = set()
-    for checked in (m for m in project.modules if not m.context):
-        for fn in checked.functions:
-            called |= project.calls.get(fn.qualname, set())
+    called = project.names_checked_code_calls()
     for module in modules:
         for fn in module.functions:
             if not module.context:

@@ -12,7 +12,7 @@ function is analyzed once.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -51,9 +51,13 @@ class FunctionResult:
     callees: set[FunctionInfo] = field(default_factory=set)
 
 
-def solve(project: Project, failed: dict[str, str] | None = None) -> dict[FunctionInfo, FunctionResult]:
-    """Final analyses of every function. A function whose analysis fails marks its
-    file in ``failed`` (path -> message) and counts as knowing nothing."""
+def solve(
+    project: Project, failed: dict[str, str] | None = None, roots: Iterable[FunctionInfo] | None = None
+) -> dict[FunctionInfo, FunctionResult]:
+    """Final analyses of every function, or with ``roots``, of the functions the roots
+    reach through their calls (see :func:`demanded`): nothing else can change what
+    the roots' analyses say. A function whose analysis fails marks its file in
+    ``failed`` (path -> message) and counts as knowing nothing."""
     failed = {} if failed is None else failed
     summaries: dict[FunctionInfo, FunctionSummary] = {}
     results: dict[FunctionInfo, FunctionResult] = {}
@@ -64,11 +68,14 @@ def solve(project: Project, failed: dict[str, str] | None = None) -> dict[Functi
     for fn in project.functions:
         if relevant is not None and fn.qualname not in relevant:
             summaries[fn] = UNKNOWN
-    order = callees_first([fn for fn in project.functions if fn not in summaries], project)
+    graph = call_graph(project.functions, project)
+    wanted = demanded(roots, graph) if roots is not None else None
+    order = callees_first([fn for fn in project.functions if fn not in summaries], graph)
     rank = {fn: i for i, fn in enumerate(order)}
     # a heap by rank: a caller queued again waits until every callee queued before it is done
-    pending = list(range(len(order)))
-    queued = set(order)
+    pending = [rank[fn] for fn in order if wanted is None or fn in wanted]
+    queued = {order[i] for i in pending}
+    seen = set(queued)
     while pending:
         fn = order[heapq.heappop(pending)]
         queued.discard(fn)
@@ -84,6 +91,10 @@ def solve(project: Project, failed: dict[str, str] | None = None) -> dict[Functi
         results[fn] = result
         for callee in result.callees:
             callers.setdefault(callee, set()).add(fn)
+            if callee not in seen and callee in rank:  # a callee the call graph missed: analyzed now
+                seen.add(callee)
+                queued.add(callee)
+                heapq.heappush(pending, rank[callee])
         if result.summary != summaries.get(fn, BOTTOM):
             summaries[fn] = result.summary
             for caller in callers.get(fn, ()):
@@ -93,32 +104,61 @@ def solve(project: Project, failed: dict[str, str] | None = None) -> dict[Functi
     return results
 
 
-def callees_first(functions: Sequence[FunctionInfo], project: Project) -> list[FunctionInfo]:
-    """``functions`` ordered so that each comes after the functions it calls (Tarjan's
-    strongly connected components, which come out callees first; the functions of a
-    cycle keep the order given).
-
-    Why: a function analyzed before its callees is analyzed again each time one of
-    their summaries changes, and the hub of a package (agno's ``_run``, hundreds of
-    lines that call everything) then costs :data:`MAX_VISITS` analyses instead of one.
-    The edges are the calls :meth:`Project.resolve` resolves, as the evidence resolves
-    them (:meth:`.evidence.Evidence.resolve`): names alone (``run``, ``to_dict``) would
-    tie a thousand functions of a package into one cycle. The order never changes what
-    the worklist computes, only how soon."""
-    index = {fn: i for i, fn in enumerate(functions)}
-    edges: list[list[int]] = []
+def call_graph(functions: Iterable[FunctionInfo], project: Project) -> dict[FunctionInfo, tuple[FunctionInfo, ...]]:
+    """For each function, the project functions its calls resolve to, as the evidence
+    resolves them (:meth:`Project.resolve`, see :meth:`.evidence.Evidence.resolve`),
+    in the order of the calls. Names alone (``run``, ``to_dict``) would tie a thousand
+    functions of a package into one cycle. A function whose calls cannot be read
+    has no edges: its own analysis reports what is wrong with it."""
+    graph: dict[FunctionInfo, tuple[FunctionInfo, ...]] = {}
     for fn in functions:
-        targets: set[int] = set()
+        targets: dict[FunctionInfo, None] = {}
         try:
             for stmt in walk_statements(fn.body):
                 for expression in expressions_of(stmt):
                     for call in calls_in(expression):
                         callee = project.resolve(call.func, fn)
-                        if callee is not None and callee is not fn and callee in index:
-                            targets.add(index[callee])
-        except Exception:  # noqa: BLE001 - the function's own analysis reports what is wrong with it
+                        if callee is not None and callee is not fn:
+                            targets[callee] = None
+        except Exception:  # noqa: BLE001 - see the docstring
             pass
-        edges.append(sorted(targets))
+        graph[fn] = tuple(targets)
+    return graph
+
+
+def demanded(roots: Iterable[FunctionInfo], graph: Mapping[FunctionInfo, Sequence[FunctionInfo]]) -> set[FunctionInfo]:
+    """``roots`` and every function they reach through ``graph``.
+
+    Why: a file checked alone (a pre-commit hook) brings the project modules it
+    imports as context, and in agno the 51 functions of ``agent/_run.py`` reach 352
+    of the 1,761 functions worth analyzing there. A summary depends only on the
+    function's own body and its callees' summaries, so the others cannot change
+    what the roots' analyses say. The edges of functions not worth analyzing are
+    followed too: their callees' summaries are read when the evidence looks into
+    their bodies (:meth:`.evidence.Evidence._calls_tool_directly`)."""
+    reached = set(roots)
+    stack = list(reached)
+    while stack:
+        for callee in graph.get(stack.pop(), ()):
+            if callee not in reached:
+                reached.add(callee)
+                stack.append(callee)
+    return reached
+
+
+def callees_first(
+    functions: Sequence[FunctionInfo], graph: Mapping[FunctionInfo, Sequence[FunctionInfo]]
+) -> list[FunctionInfo]:
+    """``functions`` ordered so that each comes after the functions it calls (Tarjan's
+    strongly connected components of ``graph``, which come out callees first; the
+    functions of a cycle keep the order given).
+
+    Why: a function analyzed before its callees is analyzed again each time one of
+    their summaries changes, and the hub of a package (agno's ``_run``, hundreds of
+    lines that call everything) then costs :data:`MAX_VISITS` analyses instead of one.
+    The order never changes what the worklist computes, only how soon."""
+    index = {fn: i for i, fn in enumerate(functions)}
+    edges = [sorted(index[c] for c in graph.get(fn, ()) if c in index) for fn in functions]
     order: list[FunctionInfo] = []
     number = [-1] * len(functions)
     low = [0] * len(functions)

@@ -7,6 +7,7 @@ are the same whatever order the modules and functions come in.
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import libcst as cst
@@ -14,6 +15,7 @@ import pytest
 
 from summaryguard.rules.engine import solver
 from summaryguard.rules.engine.project import FunctionInfo, Project
+from summaryguard.rules.engine.relevance import scan
 from summaryguard.rules.engine.vocabulary import Vocabulary
 
 #: A validator reached through a chain written caller-first: ``step0`` is only known to
@@ -102,7 +104,7 @@ def _by_name(project: Project) -> dict[str, FunctionInfo]:
 
 def test_callees_come_before_their_callers() -> None:
     project = _project([("app/chain.py", CHAIN)])
-    order = solver.callees_first(project.functions, project)
+    order = solver.callees_first(project.functions, solver.call_graph(project.functions, project))
     assert sorted(order, key=project.functions.index) == project.functions  # each exactly once
     position = {fn.name: i for i, fn in enumerate(order)}
     chain = ["verify", "step5", "step4", "step3", "step2", "step1", "step0", "recover"]
@@ -111,7 +113,7 @@ def test_callees_come_before_their_callers() -> None:
 
 def test_a_cycle_keeps_the_order_given_and_follows_what_it_calls() -> None:
     project = _project([("app/loop.py", LOOP), ("app/helpers.py", HELPERS)])
-    order = [fn.name for fn in solver.callees_first(project.functions, project)]
+    order = [fn.name for fn in solver.callees_first(project.functions, solver.call_graph(project.functions, project))]
     # check -> ping -> pong -> ping: one cycle {ping, pong, check}, in the order given,
     # before hub, which calls into it
     cycle = [name for name in order if name in ("ping", "pong", "check")]
@@ -175,5 +177,83 @@ def test_a_function_whose_calls_cannot_be_resolved_is_still_ordered(monkeypatch:
         return resolve(func, caller)
 
     monkeypatch.setattr(project, "resolve", failing)
-    order = solver.callees_first(project.functions, project)
+    order = solver.callees_first(project.functions, solver.call_graph(project.functions, project))
     assert sorted(order, key=project.functions.index) == project.functions
+
+
+#: A checked module that calls one function of a context module; the context module
+#: has a second resume helper that nothing checked reaches.
+CHECKED = textwrap.dedent(
+    """
+    from app.lib import safe_resume
+
+    def recover(store, agent, deps):
+        return safe_resume(store.load(), agent, deps)
+    """
+)
+LIB = textwrap.dedent(
+    """
+    from summaryguard.guard import SummaryReconciliationError
+
+    def safe_resume(checkpoint, agent, deps):
+        verify(checkpoint, deps)
+        return agent.resume(checkpoint.summary)
+
+    def verify(checkpoint, deps):
+        if checkpoint.summary.generation != checkpoint.summary_generation:
+            raise SummaryReconciliationError("generation")
+
+    def unreached(checkpoint, agent):
+        return agent.resume(checkpoint.summary)
+    """
+)
+
+
+def _with_context() -> Project:
+    project = Project(Vocabulary.build())
+    for path, text, context in (("app/main.py", CHECKED, False), ("app/lib.py", LIB, True)):
+        module = project.add_module(path, cst.parse_module(text), text, context=context)
+        # the names each function calls, from CPython's screening, as the analyzer sets them
+        project.calls.update({q: fw.calls for q, fw in scan(ast.parse(text), module.imports.module_name).functions.items()})
+    project.finish()
+    return project
+
+
+def test_demanded_follows_calls_through_functions_not_worth_analyzing() -> None:
+    project = _with_context()
+    fns = _by_name(project)
+    graph = solver.call_graph(project.functions, project)
+    assert set(graph[fns["safe_resume"]]) == {fns["verify"]}
+    reached = solver.demanded([fns["recover"]], graph)
+    assert {fn.name for fn in reached} == {"recover", "safe_resume", "verify"}
+    # a middle function in the graph is followed whatever the solver thinks of it
+    assert solver.demanded([fns["recover"]], {**graph, fns["recover"]: (fns["unreached"],)}) == {
+        fns["recover"], fns["unreached"]
+    }
+
+
+def test_a_file_checked_with_context_solves_only_what_it_reaches() -> None:
+    project = _with_context()
+    roots = project.demand_roots()
+    assert roots is not None and {fn.name for fn in roots} == {"<module>", "recover", "safe_resume"}
+    demanded = solver.solve(project, roots=roots)
+    assert {fn.name for fn in demanded} == {"<module>", "recover", "safe_resume", "verify"}
+    everything = solver.solve(_with_context())
+    assert "unreached" in {fn.name for fn in everything}
+    wanted = {"main.<module>", "main.recover", "lib.safe_resume", "lib.verify"}
+    assert {fn.qualname: result.summary for fn, result in demanded.items()} == {
+        fn.qualname: result.summary for fn, result in everything.items() if fn.qualname in wanted
+    }
+
+
+def test_no_roots_without_context() -> None:
+    assert _project([("app/chain.py", CHAIN)]).demand_roots() is None
+
+
+def test_a_callee_the_call_graph_misses_is_still_analyzed(monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = {fn.qualname: r.summary.establishes for fn, r in solver.solve(_with_context()).items()}
+    monkeypatch.setattr(solver, "call_graph", lambda functions, project: {})
+    project = _with_context()
+    found = {fn.qualname: r.summary.establishes for fn, r in solver.solve(project, roots=project.demand_roots()).items()}
+    assert "lib.verify" in found
+    assert found["main.recover"] == found["lib.safe_resume"] == expected["lib.safe_resume"] != frozenset()
