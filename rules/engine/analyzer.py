@@ -7,8 +7,9 @@ Order of work, cheapest first, so that cost is paid only where it can matter:
 2. libcst parses the rest, without metadata, and the project index records
    imports and functions;
 3. function summaries are solved across all parsed modules (a validator in
-   ``recovery.py`` protects a resume in ``loop.py``) and the semantic model
-   of each file is built;
+   ``recovery.py`` protects a resume in ``loop.py``), callees first, and in
+   context modules only for what the checked modules reach (see :mod:`.solver`);
+   then the semantic model of each file is built;
 4. only files whose model holds something a selected rule reports (or that a
    model-independent plugin rule wants) get position metadata and the single
    batched visitor pass of all rules.
