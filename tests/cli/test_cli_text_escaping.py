@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from summaryguard.rules.cli.formats.text import escape, format_error, format_finding
@@ -61,6 +61,8 @@ class _Finding:
 
 
 @given(st.text(), st.text())
+@example(":", "")  # the path alone does not start with "::", the line it starts does
+@example(" :", "x")
 def test_no_path_or_message_makes_more_than_one_line_or_a_command(path: str, message: str) -> None:
     for line in (format_finding(_Finding(path, message)), format_error(ReadError(path, 3, message))):  # type: ignore[arg-type]
         assert not CONTROLS.search(line)

@@ -57,8 +57,18 @@ def escape(text: str) -> str:
     return _COMMAND.sub(lambda m: m.group(1) + "\\x3a", text)
 
 
+def _line_start(path: str) -> str:
+    """:func:`escape` for a path that starts a line and is followed by ``:``: a path
+    ``:`` (or `` :``) would make that line start with ``::`` only once joined."""
+    text = escape(path)
+    stripped = text.lstrip()
+    if stripped.startswith(":"):
+        return text[: len(text) - len(stripped)] + "\\x3a" + stripped[1:]
+    return text
+
+
 def format_finding(finding: FindingLike) -> str:
-    path, message = escape(finding.path), escape(finding.message)
+    path, message = _line_start(finding.path), escape(finding.message)
     return f"{path}:{finding.line}:{finding.column}: {escape(finding.code)} [{escape(finding.name)}] {message}"
 
 
@@ -68,7 +78,7 @@ def format_trace(finding: FindingLike) -> list[str]:
 
 
 def format_error(error: ErrorLike) -> str:
-    path = escape(error.path)
+    path = _line_start(error.path)
     where = path if error.line is None else f"{path}:{error.line}"
     return f"{where}: error: {escape(error.message)}"
 
