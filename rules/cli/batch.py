@@ -514,7 +514,12 @@ def _analyze_groups(
     analyzer: Analyzer, groups: Sequence[tuple[list[tuple[str, str]], list[tuple[str, str]]]], facts: dict[str, Any]
 ) -> tuple[list[Any], list[Any]]:
     """Each ``(sources, context)`` analyzed as a project of its own, in this process; the
-    results merged and sorted as :meth:`~.engine.Analyzer.analyze` sorts them."""
+    results merged and sorted as :meth:`~.engine.Analyzer.analyze` sorts them. The
+    command line's processes end after their analyses: the last one's cyclic garbage
+    is left to the exit (see :func:`~.engine.collector.defer_collections`)."""
+    from ..engine.collector import defer_collections
+
+    defer_collections()
     findings: list[Any] = []
     errors: list[Any] = []
     for sources, context in groups:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import gc
 import threading
+import weakref
 from collections.abc import Iterator
+from pathlib import Path
 
 import libcst as cst
 import pytest
 
 from summaryguard.rules.engine import Analyzer, LintRule, Vocabulary, all_rules
-from summaryguard.rules.engine.collector import collector_paused
+from summaryguard.rules.engine.collector import collector_paused, defer_collections
 
 RESUME = "def recover(checkpoint):\n    summary = checkpoint.summary\n    return checkpoint.resume_context()\n"
 
@@ -91,3 +93,54 @@ def test_an_analysis_runs_with_the_collector_paused() -> None:
     assert errors == [] and {f.code for f in findings} == {"SG101", "SG102", "SG103"}
     assert _SeesCollector.seen and not any(_SeesCollector.seen)
     assert gc.isenabled()
+
+
+class _Cycle:
+    """Cyclic garbage: only the collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.fixture
+def deferral(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The module's deferral state, restored after the test (and nothing left frozen)."""
+    from summaryguard.rules.engine import collector
+
+    monkeypatch.setattr(collector, "_defer", False)
+    monkeypatch.setattr(collector, "_deferred", False)
+    yield
+    gc.unfreeze()
+
+
+def _garbage_made_in_a_pause() -> weakref.ref[_Cycle]:
+    with collector_paused():
+        made = weakref.ref(_Cycle())
+    return made
+
+
+def test_without_deferral_a_pause_leaves_its_garbage_to_the_collector(deferral: None) -> None:
+    made = _garbage_made_in_a_pause()
+    gc.collect()
+    assert made() is None
+
+
+def test_deferred_garbage_waits_for_the_next_pause_and_no_longer(deferral: None) -> None:
+    defer_collections()
+    made = _garbage_made_in_a_pause()
+    gc.collect()
+    assert made() is not None, "frozen at the end of the pause: no collection walks it"
+    assert gc.get_freeze_count() > 0
+    with collector_paused():
+        assert made() is None, "collected when the next analysis starts"
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_the_command_line_defers_its_collections(deferral: None, tmp_path: Path) -> None:
+    from summaryguard.rules.cli.command import main
+    from summaryguard.rules.engine import collector
+
+    (tmp_path / "a.py").write_text(RESUME)
+    assert main(["check", "--no-cache", str(tmp_path / "a.py")]) == 1
+    assert collector._defer and collector._deferred
