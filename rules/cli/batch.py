@@ -516,13 +516,14 @@ def _analyze_groups(
     """Each ``(sources, context)`` analyzed as a project of its own, in this process; the
     results merged and sorted as :meth:`~.engine.Analyzer.analyze` sorts them. The
     command line's processes end after their analyses: the last one's cyclic garbage
-    is left to the exit (see :func:`~.engine.collector.defer_collections`)."""
-    from ..engine.collector import defer_collections
+    is left to the exit (see :func:`~.engine.collector.defer_next_collection`)."""
+    from ..engine.collector import defer_next_collection
 
-    defer_collections()
     findings: list[Any] = []
     errors: list[Any] = []
-    for sources, context in groups:
+    for index, (sources, context) in enumerate(groups):
+        if index == len(groups) - 1:
+            defer_next_collection()
         found, failed = call_with_deep_stack(lambda: analyzer.analyze(sources, facts, context))
         findings.extend(found)
         errors.extend(failed)

@@ -12,7 +12,7 @@ import libcst as cst
 import pytest
 
 from summaryguard.rules.engine import Analyzer, LintRule, Vocabulary, all_rules
-from summaryguard.rules.engine.collector import collector_paused, defer_collections
+from summaryguard.rules.engine.collector import collector_paused, defer_next_collection
 
 RESUME = "def recover(checkpoint):\n    summary = checkpoint.summary\n    return checkpoint.resume_context()\n"
 
@@ -126,7 +126,7 @@ def test_without_deferral_a_pause_leaves_its_garbage_to_the_collector(deferral: 
 
 
 def test_deferred_garbage_waits_for_the_next_pause_and_no_longer(deferral: None) -> None:
-    defer_collections()
+    defer_next_collection()
     made = _garbage_made_in_a_pause()
     gc.collect()
     assert made() is not None, "frozen at the end of the pause: no collection walks it"
@@ -134,7 +134,10 @@ def test_deferred_garbage_waits_for_the_next_pause_and_no_longer(deferral: None)
     with collector_paused():
         assert made() is None, "collected when the next analysis starts"
         assert not gc.isenabled()
+        later = weakref.ref(_Cycle())
     assert gc.isenabled()
+    gc.collect()
+    assert later() is None, "armed for one pause only: the next one's garbage is collected as usual"
 
 
 def test_the_command_line_defers_its_collections(deferral: None, tmp_path: Path) -> None:
@@ -143,4 +146,4 @@ def test_the_command_line_defers_its_collections(deferral: None, tmp_path: Path)
 
     (tmp_path / "a.py").write_text(RESUME)
     assert main(["check", "--no-cache", str(tmp_path / "a.py")]) == 1
-    assert collector._defer and collector._deferred
+    assert collector._deferred and not collector._defer
