@@ -156,10 +156,9 @@ def check_files(
         context = find_dependencies(
             [(path, imports.get(path, ())) for path, _ in wanted],
             [path for path, _ in batch.sources if path not in lenders],
-            resolver.root,
+            resolver,
             lambda targets: _load_context(targets, analyzer, cache, facts, jobs),
             lenders,
-            resolver,
         )
         batch.context = [dependency.path for dependency in context]
         found, failed = _analyze_with_records(
@@ -201,7 +200,7 @@ def _analyze_with_records(
     from .records import localize_rows, record_keys, relocate_rows
 
     modules = [(path, imports.get(path, ())) for path, _ in wanted] + [(d.path, d.imports) for d in context]
-    graph = import_graph(modules, resolver.root, resolver)
+    graph = import_graph(modules, resolver)
     digest_of = {**digests, **{d.path: d.digest for d in context}}
     keys = record_keys(units, graph, lambda u: _identity(u.path, digest_of[u.path]))
     path_of = {u.key: u.path for u in units}
@@ -573,7 +572,7 @@ def _planner(
     from .dependencies import import_graph
 
     modules = [(path, imports.get(path, ())) for path, _ in wanted] + [(d.path, d.imports) for d in context]
-    graph = import_graph(modules, resolver.root, resolver)
+    graph = import_graph(modules, resolver)
     units = _units(wanted, context)
     if len({u.key for u in units}) != len(units):
         return lambda jobs: [Chunk(units[: len(wanted)], units[len(wanted) :])]

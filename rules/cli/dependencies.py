@@ -186,24 +186,27 @@ def resolve_import(spec: str, path: str, roots: Sequence[str], disk: _Disk | Non
     return None
 
 
+def _resolver(root: str | ImportResolver | None) -> ImportResolver:
+    return root if isinstance(root, ImportResolver) else ImportResolver(root)
+
+
 def find_dependencies(
     importers: Iterable[tuple[str, Sequence[str]]],
     checked: Iterable[str],
-    root: str | None,
+    root: str | ImportResolver | None,
     load: Loader,
     run_lenders: Iterable[str] = (),
-    resolver: ImportResolver | None = None,
 ) -> list[Dependency]:
     """The context modules of a run, in a stable order (breadth first).
 
     ``importers`` are the screened-in checked files with their imports;
     ``checked`` every file of the run (never context, whatever its screening);
-    ``root`` the project's folder (resolved); ``load`` reads and screens files.
+    ``root`` the project's folder (resolved), or the run's :class:`ImportResolver` for
+    it when the run resolves its imports again; ``load`` reads and screens files.
     ``run_lenders`` are files of the run that are context where imported (they lend):
     :data:`MAX_MODULES` bounds what is read from outside the run, not these, so that
-    how many of them a tree holds never cuts another package's context (locality).
-    ``resolver`` (for ``root``) is the run's, when the run resolves its imports again."""
-    resolver = resolver or ImportResolver(root)
+    how many of them a tree holds never cuts another package's context (locality)."""
+    resolver = _resolver(root)
     seen = {os.path.normpath(os.path.abspath(p)) for p in checked}
     in_run = {os.path.normpath(os.path.abspath(p)) for p in run_lenders}
     found: list[Dependency] = []
@@ -233,7 +236,7 @@ def find_dependencies(
 
 
 def import_graph(
-    modules: Iterable[tuple[str, Sequence[str]]], root: str | None, resolver: ImportResolver | None = None
+    modules: Iterable[tuple[str, Sequence[str]]], root: str | ImportResolver | None
 ) -> dict[str, list[str]]:
     """Which of ``modules`` each one imports, resolved exactly as :func:`find_dependencies` does.
 
@@ -242,9 +245,9 @@ def import_graph(
     normalized absolute path, and holds only edges between modules of ``modules``
     (an import of anything else is not analyzed in the run, so it cannot matter).
     The parallel analysis splits a run with it: a chunk of files needs the modules
-    they import, transitively (SPEC §3.1.1, locality). ``resolver`` (for ``root``) is the
-    run's, when :func:`find_dependencies` has already resolved these imports."""
-    resolver = resolver or ImportResolver(root)
+    they import, transitively (SPEC §3.1.1, locality). ``root`` is as for
+    :func:`find_dependencies`: the run's resolver, when that has already resolved these imports."""
+    resolver = _resolver(root)
     pairs = [(os.path.normpath(os.path.abspath(path)), path, imports) for path, imports in modules]
     known = {key for key, _, _ in pairs}
     graph: dict[str, list[str]] = {}

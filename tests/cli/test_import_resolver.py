@@ -47,9 +47,9 @@ def test_each_import_is_resolved_once_per_run(tmp_path: Path) -> None:
     def load(targets: list[str]) -> dict[str, Dependency]:
         return {t: Dependency(t, Path(t).read_text(), "digest", ("json",)) for t in targets}
 
-    found = find_dependencies([(loop, ("..store", "app.store"))], [loop], resolver.root, load, (), resolver)
+    found = find_dependencies([(loop, ("..store", "app.store"))], [loop], resolver, load)
     assert [d.path for d in found] == [store]
     os.remove(store)
     modules = [(loop, ("..store", "app.store")), (store, ("json",))]
-    assert import_graph(modules, resolver.root, resolver) == {os.path.normpath(loop): [store], store: []}
+    assert import_graph(modules, resolver) == {os.path.normpath(loop): [store], store: []}
     assert import_graph(modules, resolver.root) == {os.path.normpath(loop): [], store: []}  # a new run: gone
