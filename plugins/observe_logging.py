@@ -12,14 +12,13 @@ reference's name, its kind and the tool stay. Set the environment variable
 
 from __future__ import annotations
 
-import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .hookspecs import hookimpl
 
-logger = logging.getLogger("summaryguard")
-logger.addHandler(logging.NullHandler())
+if TYPE_CHECKING:  # pragma: no cover
+    import logging
 
 #: The environment variable that lets the log carry last-known values.
 LOG_VALUES_ENV = "SUMMARYGUARD_LOG_VALUES"
@@ -27,15 +26,28 @@ REDACTED = "<redacted>"
 _SECRET_KEYS = frozenset({"last_known"})
 
 
+def _logger() -> logging.Logger:
+    """The ``summaryguard`` logger, with a :class:`logging.NullHandler` (added once, as a
+    library should). Made at the first violation, not at import: building the plugin
+    manager registers this module, and a check of a file with no summary vocabulary
+    must not import :mod:`logging` (SPEC §3.1.2)."""
+    import logging
+
+    logger = logging.getLogger("summaryguard")
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+    return logger
+
+
 @hookimpl
 def summaryguard_observe_violation(error: Any, checkpoint: Any) -> None:
     message, fields = _loggable(error)
-    logger.warning("resume refused: %s", message, extra={"summaryguard": fields})
+    _logger().warning("resume refused: %s", message, extra={"summaryguard": fields})
 
 
 @hookimpl
 def summaryguard_divergence_accepted(record: Any) -> None:
-    logger.warning("divergence accepted: %s", record, extra={"summaryguard": record.as_dict()})
+    _logger().warning("divergence accepted: %s", record, extra={"summaryguard": record.as_dict()})
 
 
 def log_values() -> bool:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -44,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.ERROR
     except Exception as exc:  # the last resort: never a traceback for the user
         if os.environ.get(DEBUG_ENV):
+            import traceback
+
             traceback.print_exc(file=stderr)
         stderr.write(
             f"{PROG}: internal error: {type(exc).__name__}: {exc}\n"

@@ -32,11 +32,6 @@ from .selection import ALL, normalize, unknown_selectors
 from .sources import FileRefused, read_regular_file
 from .targets import TargetError, normalize_target, target_from_requires_python
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
-
 __all__ = ["Config", "ConfigError", "PerFileIgnore", "check_codes", "load_config", "read_config_file"]
 
 PYPROJECT = "pyproject.toml"
@@ -183,6 +178,12 @@ def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ConfigError(path, "TOML files must be UTF-8 encoded", line) from None
+    # imported here: a run with no configuration file (a pre-commit hook outside a
+    # project) does not pay for the TOML parser's import (SPEC §3.1.2)
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
     try:
         return text, tomllib.loads(text)
     except (RecursionError, MemoryError):

@@ -23,7 +23,6 @@ The line number is deliberately not part of it.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -63,7 +62,12 @@ def fingerprints(findings: Iterable[F], texts: Mapping[str, str], root: Path | s
     lines_of: dict[str, list[str]] = {}
     seen: dict[tuple[str, str, str], int] = {}
     result: dict[F, str] = {}
-    for finding in sorted(findings, key=lambda f: (f.path, f.line, f.column, f.code, f.message)):
+    ordered = sorted(findings, key=lambda f: (f.path, f.line, f.column, f.code, f.message))
+    if not ordered:
+        return result  # a clean run (a pre-commit hook's usual one) does not import hashlib
+    import hashlib
+
+    for finding in ordered:
         lines = lines_of.get(finding.path)
         if lines is None:
             lines = lines_of[finding.path] = _LINE_BREAK.split(texts.get(finding.path, ""))

@@ -14,7 +14,6 @@ import codecs
 import io
 import os
 import stat
-import tokenize
 
 from .report import ReadError
 
@@ -133,6 +132,15 @@ def read_source(path: str) -> str | ReadError:
 
 def decode_source(path: str, raw: bytes) -> str | ReadError:
     """Decode ``raw`` honoring its BOM or coding cookie (newlines are kept as they are)."""
+    if not raw.startswith(codecs.BOM_UTF8) and b"coding" not in raw[: _second_line_end(raw)]:
+        # no BOM and no cookie where one may be: UTF-8, as :func:`tokenize.detect_encoding`
+        # would say, without importing :mod:`tokenize` (a pre-commit run's cost, SPEC §3.1.2)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _undecodable(path, raw, exc, "utf-8")
+    import tokenize
+
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
@@ -151,6 +159,15 @@ def decode_source(path: str, raw: bytes) -> str | ReadError:
         return raw.decode(encoding)
     except UnicodeDecodeError as exc:
         return _undecodable(path, raw, exc, encoding)
+
+
+def _second_line_end(raw: bytes) -> int:
+    """The end of the first two lines of ``raw``: where PEP 263 lets a coding cookie be."""
+    first = raw.find(b"\n")
+    if first < 0:
+        return len(raw)
+    second = raw.find(b"\n", first + 1)
+    return len(raw) if second < 0 else second
 
 
 def _undecodable(path: str, raw: bytes, exc: UnicodeDecodeError, encoding: str) -> ReadError:

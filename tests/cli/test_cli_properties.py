@@ -21,6 +21,30 @@ def test_decode_never_raises(raw: bytes) -> None:
         assert result.path == "f.py" and result.message
 
 
+_LINES = st.sampled_from(
+    [b"# -*- coding: latin-1 -*-", b"# coding=cp1252", b"#!/usr/bin/env python", b"x = 1", b"", b"# vim: set fileencoding=utf-8",
+     b"s = '\xe9'", b"\xef\xbb\xbf", b"# coding: nope", b"\xff\xfe", "t = 'é'".encode()]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINES, max_size=4), st.sampled_from([b"\n", b"\r\n", b"\r"]))
+def test_decoding_agrees_with_tokenize_whatever_the_cookie(lines: list[bytes], newline: bytes) -> None:
+    """The path that skips :func:`tokenize.detect_encoding` (no BOM, no cookie in the first
+    two lines) decodes exactly as the path that asks it."""
+    import io
+    import tokenize
+
+    raw = newline.join(lines)
+    result = decode_source("f.py", raw)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        expected: str | None = raw.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError):
+        expected = None
+    assert (result if isinstance(result, str) else None) == expected
+
+
 @settings(max_examples=300, deadline=None)
 @given(PYTHONISH)
 def test_suppressions_never_raise(text: str) -> None:

@@ -33,7 +33,8 @@ print(json.dumps({"status": int(status), "libcst": "libcst" in sys.modules,
                   "guard": "summaryguard.guard" in sys.modules, "pool": "multiprocessing" in sys.modules,
                   "pathspec": "pathspec" in sys.modules, "metadata": "importlib.metadata" in sys.modules,
                   "formats": sorted(m.rsplit(".", 1)[1] for m in sys.modules
-                                    if m.startswith("summaryguard.rules.cli.formats."))}))
+                                    if m.startswith("summaryguard.rules.cli.formats.")),
+                  "stdlib": sorted(m for m in ("hashlib", "logging", "tomllib", "traceback") if m in sys.modules)}))
 """
 
 
@@ -66,6 +67,29 @@ def test_a_file_without_summary_vocabulary_imports_no_libcst(project: Path, cach
     # Only the format it writes (SARIF's rule descriptions are not a pre-commit run's cost).
     assert result["formats"] == ["text"]
     assert result["report"].startswith("All clear: no findings in 1 file")
+    # Nor what only a finding, a violation or an internal error needs (SPEC §3.1.2: nothing
+    # a run does not use); the TOML parser, here, reads the project's pyproject.toml.
+    assert result["stdlib"] == ["tomllib"]
+
+
+def test_a_dismissed_file_outside_any_project_reads_no_toml(tmp_path: Path) -> None:
+    folder = tmp_path / "loose"
+    folder.mkdir()
+    (folder / "plain.py").write_text(PLAIN, encoding="utf-8")
+    result = _probe(folder, "check", "plain.py")
+    assert (result["status"], result["stdlib"]) == (0, [])
+
+
+def test_a_finding_is_fingerprinted_and_a_project_file_is_read(project: Path) -> None:
+    """The other side of the two tests above: what they leave out loads when it is needed."""
+    (project / "agent.py").write_text(RELEVANT, encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "summaryguard.rules.cli", "check", "--no-cache", "--format", "sarif", "agent.py"],
+        cwd=project, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    fingerprint = json.loads(proc.stdout)["runs"][0]["results"][0]["partialFingerprints"]
+    assert all(len(value.partition(":")[0]) == 20 for value in fingerprint.values())
 
 
 def test_a_configured_exclude_still_applies_to_named_files(project: Path) -> None:
