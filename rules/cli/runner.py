@@ -37,6 +37,7 @@ from .deepstack import call_with_deep_stack
 from .discovery import discover
 from .exitcodes import ExitCode
 from .formats import DEFAULT_FORMAT, write_report
+from .markers import may_hold_suppressions
 from .fingerprint import fingerprints, project_path
 from .report import BaselineStats, ErrorLike, FindingLike, ReadError, Report, RuleInfo, displayable
 from .selection import SelectorError, expand, resolve, unknown_selectors
@@ -287,7 +288,6 @@ def _keep_reported(
 ) -> list[FindingLike]:
     """Drop findings silenced by ``per-file-ignores`` or a comment on their line;
     add SG001 for comments that silence nothing (in files analyzed without error)."""
-    from .suppression import letter_prefixes, parse_suppressions
     from .unused import CODE as UNUSED_SUPPRESSION
 
     per_file = [(entry.spec, _expand_all(entry.codes, known)) for entry in config.per_file_ignores]
@@ -296,7 +296,6 @@ def _keep_reported(
     for finding in findings:
         by_path.setdefault(finding.path, []).append(finding)
     judge_comments = UNUSED_SUPPRESSION in selected
-    letters = letter_prefixes(known)
     paths = [*by_path, *(p for p in texts if p not in by_path and p not in failed)] if judge_comments else by_path
     kept: list[FindingLike] = []
     for path in paths:
@@ -310,8 +309,9 @@ def _keep_reported(
         group = [f for f in group if f.code not in ignored]
         text = texts.get(path)
         # A file with neither findings nor suppression comments keeps nothing and gets no SG001:
-        # SG001's module (and the engine's Finding) load only for a file that has either.
-        if text is not None and (group or judge_comments and parse_suppressions(text, letters).by_line):
+        # the comment parser, SG001's module and the engine's Finding load only for a file
+        # that has either (see .markers).
+        if text is not None and (group or judge_comments and may_hold_suppressions(text)):
             from .unused import check_comments
 
             checked = () if path in failed else [code for code in selected if code not in ignored]

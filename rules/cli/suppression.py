@@ -40,6 +40,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
+from .markers import may_hold_suppressions
+
 __all__ = ["Suppressions", "UnusedSuppression", "apply_suppressions", "covers", "letter_prefixes", "parse_suppressions"]
 
 _CODE = r"[A-Za-z]+[0-9]+"
@@ -49,8 +51,6 @@ _IGNORE = re.compile(r"#\s*summaryguard\s*:\s*ignore\s*\[(?P<codes>[^\]]*)\]", r
 _SPLIT = re.compile(r"[\s,]+")
 #: An entry that can name codes: letters then at least one digit (a code or a prefix of one).
 _ENTRY = re.compile(r"(?P<letters>[A-Z]+)[0-9]+")
-#: Cheap test before tokenizing: a file without either word has no suppression.
-_MARKERS = ("noqa", "summaryguard")
 
 
 def covers(entry: str, code: str) -> bool:
@@ -154,10 +154,7 @@ def parse_suppressions(text: str, letters: Collection[str] | None = None) -> Sup
     by_line: dict[int, set[str]] = {}
     spans: dict[int, tuple[int, int]] = {}
     ours: dict[int, set[str]] = {}
-    if "#" not in text:
-        return Suppressions({})
-    lowered = text.lower()  # C-speed; a case-insensitive regex scan of every file is ~10x slower
-    if not any(marker in lowered for marker in _MARKERS):
+    if not may_hold_suppressions(text):
         return Suppressions({})
     if letters is not None and not _names_any(text, frozenset(letters)):
         return Suppressions({})

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from .suppression import apply_suppressions, letter_prefixes, parse_suppressions
-
 if TYPE_CHECKING:  # pragma: no cover
     from summaryguard.rules.engine.findings import Finding
 
@@ -45,6 +43,10 @@ def check_comments(
     reported (once per comment, naming every such code); those SG001 findings
     can themselves be silenced by naming SG001 in a comment on the line.
     """
+    # imported here: the run asks :data:`CODE` of every check, the comment parser only of a
+    # file with findings or suppression markers (see .markers)
+    from .suppression import apply_suppressions, letter_prefixes, parse_suppressions
+
     suppressions = parse_suppressions(text, letter_prefixes(checked if known is None else known))
     if not suppressions.by_line:
         return list(findings)

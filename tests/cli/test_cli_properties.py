@@ -76,3 +76,23 @@ def test_the_letter_filter_changes_no_verdict(lines: list[tuple[str, str]]) -> N
             assert full.silences(line, code) == filtered.silences(line, code)
     assert full.unknown(_KNOWN) == filtered.unknown(_KNOWN)
     assert full.unused([], _KNOWN) == filtered.unused([], _KNOWN)
+
+
+_COMMENTS = st.sampled_from(["# noqa: SG201", "#NOQA:sg1", "# summaryguard: ignore[SG303]", "#SummaryGuard:IGNORE[x]", "# note"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(PYTHONISH, _COMMENTS), max_size=6))
+def test_the_marker_test_never_hides_a_suppression(parts: list[str]) -> None:
+    """The run skips the comment parser when :func:`may_hold_suppressions` says no: it must
+    never say no to a text in which the parser, not asking it, finds a suppression."""
+    from unittest import mock
+
+    from summaryguard.rules.cli import suppression
+    from summaryguard.rules.cli.markers import may_hold_suppressions
+
+    text = "\n".join(parts)
+    with mock.patch.object(suppression, "may_hold_suppressions", lambda _text: True):
+        found = suppression.parse_suppressions(text).by_line
+    if found:
+        assert may_hold_suppressions(text)

@@ -34,6 +34,7 @@ print(json.dumps({"status": int(status), "libcst": "libcst" in sys.modules,
                   "pathspec": "pathspec" in sys.modules, "metadata": "importlib.metadata" in sys.modules,
                   "formats": sorted(m.rsplit(".", 1)[1] for m in sys.modules
                                     if m.startswith("summaryguard.rules.cli.formats.")),
+                  "comments": "summaryguard.rules.cli.suppression" in sys.modules,
                   "stdlib": sorted(m for m in ("hashlib", "logging", "tomllib", "traceback") if m in sys.modules)}))
 """
 
@@ -70,6 +71,7 @@ def test_a_file_without_summary_vocabulary_imports_no_libcst(project: Path, cach
     # Nor what only a finding, a violation or an internal error needs (SPEC §3.1.2: nothing
     # a run does not use); the TOML parser, here, reads the project's pyproject.toml.
     assert result["stdlib"] == ["tomllib"]
+    assert result["comments"] is False  # no suppression marker: the comment parser is not imported
 
 
 def test_a_dismissed_file_outside_any_project_reads_no_toml(tmp_path: Path) -> None:
