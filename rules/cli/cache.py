@@ -50,7 +50,6 @@ import re
 import sys
 import tempfile
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +98,10 @@ def cache_folder(root: Path) -> Path:
 
 
 def _version(distribution: str) -> str:
+    # imported here, when a cache is opened: importlib.metadata (with email, zipfile, csv)
+    # costs about 20 ms, which a --no-cache run never needs
+    from importlib import metadata
+
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree

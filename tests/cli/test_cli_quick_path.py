@@ -126,7 +126,12 @@ def test_an_unknown_code_in_the_configuration_is_still_exit_2_naming_it(project:
 
 def test_a_relevant_file_and_a_file_cpython_rejects_load_the_engine(project: Path) -> None:
     (project / "relevant.py").write_text(RELEVANT, encoding="utf-8")
-    assert _probe(project, "check", "--no-cache", "relevant.py")["libcst"] is True
+    relevant = _probe(project, "check", "--no-cache", "relevant.py")
+    assert relevant["libcst"] is True
+    # without the cache, no settings key is made: importlib.metadata (about 20 ms) is not
+    # imported unless an installed package declares a plugin
+    assert relevant["metadata"] == may_declare(ENTRY_POINT_GROUP)
+    assert _probe(project, "check", "relevant.py")["metadata"] is True  # the cache's key names versions
     (project / "broken.py").write_text("x = (\n", encoding="utf-8")
     result = _probe(project, "check", "--no-cache", "broken.py")
     assert (result["status"], result["libcst"]) == (2, True)
