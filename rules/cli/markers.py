@@ -1,9 +1,9 @@
 """The cheap test that a text may hold a suppression comment, apart from :mod:`.suppression`.
 
 Most files hold none, and a run whose files the text pre-filter all dismisses
-(a pre-commit hook's usual one) must not pay for importing the comment parser:
-its patterns, its tokenization and its classes cost about as much as the rest of
-that run's own work (SPEC §3.1.2). Both the run and the parser ask this first.
+(a pre-commit hook's usual one) should not pay for importing the comment parser
+(its patterns and classes: about 4 ms of a 110 ms run, SPEC §3.1.2). Both the
+run and the parser ask this first, so the two cannot disagree.
 """
 
 from __future__ import annotations

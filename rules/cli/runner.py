@@ -36,9 +36,9 @@ from .config import TABLE, Config, ConfigError, check_codes, load_config
 from .deepstack import call_with_deep_stack
 from .discovery import discover
 from .exitcodes import ExitCode
+from .fingerprint import fingerprints, project_path
 from .formats import DEFAULT_FORMAT, write_report
 from .markers import may_hold_suppressions
-from .fingerprint import fingerprints, project_path
 from .report import BaselineStats, ErrorLike, FindingLike, ReadError, Report, RuleInfo, displayable
 from .selection import SelectorError, expand, resolve, unknown_selectors
 from .sources import decode_source, read_source_bytes

@@ -162,7 +162,9 @@ def decode_source(path: str, raw: bytes) -> str | ReadError:
 
 
 def _second_line_end(raw: bytes) -> int:
-    """The end of the first two lines of ``raw``: where PEP 263 lets a coding cookie be."""
+    """The end of the first two lines of ``raw``: where PEP 263 lets a coding cookie be
+    (counted by ``\\n``: a file whose lines end in a bare ``\\r`` is looked at whole, which
+    can only send it to :func:`tokenize.detect_encoding`, never away from it)."""
     first = raw.find(b"\n")
     if first < 0:
         return len(raw)
