@@ -10,8 +10,8 @@ from __future__ import annotations
 
 __all__ = ["may_hold_suppressions"]
 
-#: Every suppression comment (``# noqa: SG201``, ``# summaryguard: ignore[...]``) holds one of
-#: these, in any case.
+#: Every suppression comment holds one of these words, in any case (the two forms are
+#: in :mod:`.suppression`; written out here, this comment would be one).
 _MARKERS = ("noqa", "summaryguard")
 
 
