@@ -42,6 +42,7 @@ from .markers import may_hold_suppressions
 from .report import BaselineStats, ErrorLike, FindingLike, ReadError, Report, RuleInfo, displayable
 from .selection import SelectorError, expand, resolve, unknown_selectors
 from .sources import decode_source, read_source_bytes
+from .unused import CODE as UNUSED_SUPPRESSION
 from ..engine.prefilter import Prefilter
 from ..engine.registry import known_codes
 from ..engine.vocabulary import Vocabulary
@@ -288,8 +289,6 @@ def _keep_reported(
 ) -> list[FindingLike]:
     """Drop findings silenced by ``per-file-ignores`` or a comment on their line;
     add SG001 for comments that silence nothing (in files analyzed without error)."""
-    from .unused import CODE as UNUSED_SUPPRESSION
-
     per_file = [(entry.spec, _expand_all(entry.codes, known)) for entry in config.per_file_ignores]
     root = str(config.root)
     by_path: dict[str, list[FindingLike]] = {}

@@ -132,13 +132,22 @@ def read_source(path: str) -> str | ReadError:
 
 def decode_source(path: str, raw: bytes) -> str | ReadError:
     """Decode ``raw`` honoring its BOM or coding cookie (newlines are kept as they are)."""
-    if not raw.startswith(codecs.BOM_UTF8) and b"coding" not in raw[: _second_line_end(raw)]:
+    if raw.startswith(codecs.BOM_UTF8) or b"coding" in raw[: _second_line_end(raw)]:
+        encoding = _declared_encoding(path, raw)
+        if isinstance(encoding, ReadError):
+            return encoding
+    else:
         # no BOM and no cookie where one may be: UTF-8, as :func:`tokenize.detect_encoding`
         # would say, without importing :mod:`tokenize` (a pre-commit run's cost, SPEC §3.1.2)
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            return _undecodable(path, raw, exc, "utf-8")
+        encoding = "utf-8"
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        return _undecodable(path, raw, exc, encoding)
+
+
+def _declared_encoding(path: str, raw: bytes) -> str | ReadError:
+    """The encoding that ``raw``'s BOM or coding cookie declares, or why it cannot be had."""
     import tokenize
 
     try:
@@ -155,10 +164,7 @@ def decode_source(path: str, raw: bytes) -> str | ReadError:
         if raw.startswith(codecs.BOM_UTF8):
             reason = "the file starts with a UTF-8 byte-order mark but its coding comment declares another encoding"
         return ReadError(path, _cookie_line(raw), f"cannot decode file: {reason}")
-    try:
-        return raw.decode(encoding)
-    except UnicodeDecodeError as exc:
-        return _undecodable(path, raw, exc, encoding)
+    return encoding
 
 
 def _second_line_end(raw: bytes) -> int:
