@@ -216,9 +216,9 @@ class Analyzer:
                 continue
             parsed_scans.append(file_facts.scan)
         del screened
+        project.calls = {q: fw.calls for scan in parsed_scans for q, fw in scan.functions.items()}
         project.finish()
         project.relevant = relevant_functions(parsed_scans, self.prefilter.function_matters) | project.graph_nodes()
-        project.calls = {q: fw.calls for scan in parsed_scans for q, fw in scan.functions.items()}
         failed: dict[str, str] = {}
         results = solve(project, failed, project.demand_roots())
         for path, message in failed.items():

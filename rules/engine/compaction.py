@@ -207,12 +207,16 @@ def _bindings(body: Iterable[Stmt]) -> dict[str, list[cst.BaseExpression]]:
 
 
 def _strings(node: cst.CSTNode) -> Iterator[str]:
+    # type tests: libcst's isinstance goes through ABCMeta, and this runs per node (neither
+    # class has subclasses)
+    simple, text = cst.SimpleString, cst.FormattedStringText
     for n in iter_exprs(node):
-        if isinstance(n, cst.SimpleString):
+        kind = type(n)
+        if kind is simple:
             value = n.evaluated_value
             if isinstance(value, str):
                 yield value
-        elif isinstance(n, cst.FormattedStringText):
+        elif kind is text:
             yield n.value
 
 
@@ -329,13 +333,14 @@ def _names(expr: cst.CSTNode, sent: Callable[[cst.Call], bool] | None = None) ->
         if id(n) in skip:
             skip.update(id(c) for c in children(n))
             continue
-        if sent is not None and isinstance(n, cst.Call) and sent(n):
+        kind = type(n)  # type tests (see _strings)
+        if sent is not None and kind is cst.Call and sent(n):
             skip.update(id(a) for a in n.args)
-        elif isinstance(n, cst.Attribute):
+        elif kind is cst.Attribute:
             skip.add(id(n.attr))
-        elif isinstance(n, cst.Arg) and n.keyword is not None:
+        elif kind is cst.Arg and n.keyword is not None:
             skip.add(id(n.keyword))
-        elif isinstance(n, cst.Name) and id(n) not in skip:
+        elif kind is cst.Name:
             found.add(n.value)
     return found
 

@@ -262,6 +262,9 @@ class Project:
     def _graph_nodes(self, module: ModuleInfo, registrations: frozenset[str]) -> None:
         """Functions registered as nodes on a builder whose graph summarizes."""
         for fn in module.functions:
+            called = self.calls.get(fn.qualname)
+            if called is not None and called.isdisjoint(registrations):
+                continue  # registers nothing (CPython's screening saw its calls): no walk
             for stmt in walk_statements(fn.body):
                 for expr in expressions_of(stmt):
                     for call in calls_in(expr):
@@ -312,7 +315,8 @@ class Project:
     def resolve(self, func: cst.BaseExpression, caller: FunctionInfo) -> FunctionInfo | None:
         """The project function a call's callee refers to, if known."""
         module = caller.module
-        if isinstance(func, cst.Name):
+        kind = type(func)  # type tests: libcst's isinstance goes through ABCMeta (a call per test)
+        if kind is cst.Name:
             scope: FunctionInfo | None = caller
             while scope is not None:
                 found = scope.nested.get(func.value)
@@ -322,7 +326,7 @@ class Project:
             local = module.toplevel.get(func.value)
             if local is not None and func.value not in module.imports.aliases:
                 return local
-        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        elif kind is cst.Attribute and type(func.value) is cst.Name:
             if func.value.value in ("self", "cls") and caller.class_name is not None:
                 method = module.classes.get(caller.class_name, {}).get(func.attr.value)
                 if method is not None:
@@ -330,14 +334,14 @@ class Project:
         name = dotted(func)
         if name is None:
             return None
-        if isinstance(func, cst.Name) and func.value not in module.imports.aliases:
+        if kind is cst.Name and func.value not in module.imports.aliases:
             return None  # a bare name neither defined here nor imported: never another module's function
         qualified = module.imports.qualify(func) or name
         head = name.partition(".")[0]
         if head in module.imports.aliases:
             # an imported name: its qualified name says which module (never a suffix match of a local)
             return self.lookup(qualified)
-        if isinstance(func, cst.Attribute):
+        if kind is cst.Attribute:
             # a method of a local value: the one method of that name this module can see
             return self._unique_method(func.attr.value, module)
         return None

@@ -40,16 +40,18 @@ def statements(block: cst.BaseSuite | cst.Module | Sequence[cst.CSTNode] | None)
     """Flatten a suite (or module) into compound and small statements."""
     if block is None:
         return []
-    if isinstance(block, cst.SimpleStatementSuite):
+    kind = type(block)  # type tests, as in child_blocks: these classes have no subclasses
+    if kind is cst.SimpleStatementSuite:
         return list(block.body)
     body: Sequence[cst.CSTNode]
-    if isinstance(block, (cst.IndentedBlock, cst.Module)):
+    if kind is cst.IndentedBlock or kind is cst.Module:
         body = block.body
     else:
         body = block  # type: ignore[assignment]
     out: list[Stmt] = []
+    line = cst.SimpleStatementLine
     for stmt in body:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is line:
             out.extend(stmt.body)
         else:
             out.append(stmt)  # type: ignore[arg-type]
