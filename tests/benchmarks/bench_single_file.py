@@ -5,8 +5,10 @@ Run: ``python tests/benchmarks/bench_single_file.py [--runs 9]``
 With ``$SG_REALCODE_SRC`` set (the real-code corpus) it also times (c): agno's
 ``agent/_run.py`` (6.6 k lines) checked alone from its package's folder, as a
 pre-commit hook checks it (the modules it imports are analyzed with it), against
-libcst's parse of that one file; goal at most **3x** (issue 10). ``--in-package
-PACKAGE FILE`` times only that case, for any file.
+libcst's parse of that one file; goal at most **3x** (issue 10). It then times the
+same check with the cache warm after an edit of that file alone (in a copy of the
+package, the cache in a temporary folder): the next commit's pre-commit run.
+``--in-package PACKAGE FILE`` times only that case, for any file.
 
 Two files, each checked alone in a fresh process, as a pre-commit hook does:
 
@@ -32,6 +34,7 @@ import argparse
 import importlib.util
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -204,6 +207,31 @@ def in_package(args: argparse.Namespace) -> None:
         f"in package: {name} ({lines:,} lines) from {package}: check {check:.2f} s, its libcst parse "
         f"{parse:.2f} s, {check / parse:.1f}x (goal at most {IN_PACKAGE_GOAL}x: {verdict})"
     )
+    edited = edited_in_package(package, name, args.in_package_runs)
+    print(
+        f"in package, edited with the cache warm (pre-commit after a change to {name} alone): check "
+        f"{edited:.2f} s, {edited / parse:.1f}x its parse, {edited / check:.2f}x the --no-cache check"
+    )
+
+
+def edited_in_package(package: Path, name: str, runs: int) -> float:
+    """Median wall time of a cached check of ``name`` after only ``name`` changed (a comment
+    appended each round), in a copy of ``package`` with the cache in a temporary folder:
+    what a pre-commit hook costs on the next commit. Nothing of ``package`` is written."""
+    with tempfile.TemporaryDirectory(prefix="sg_bench_edit_") as folder:
+        root = Path(folder)
+        copy = root / "package"
+        shutil.copytree(package, copy, ignore=shutil.ignore_patterns(".summaryguard_cache", "__pycache__"))
+        env = child_environment(root / "pycache")
+        env["SUMMARYGUARD_CACHE_DIR"] = str(root / "cache")
+        command = [sys.executable, "-m", "summaryguard.rules.cli", "check", "--format", "json", name]
+        time_once(command, copy, env)  # the cache filled: every module's screening and results
+        walls = []
+        for round_number in range(runs):
+            with (copy / name).open("a", encoding="utf-8") as handle:
+                handle.write(f"\n# edited for round {round_number}\n")
+            walls.append(time_once(command, copy, env)[0])
+    return statistics.median(walls)
 
 
 if __name__ == "__main__":
