@@ -137,6 +137,7 @@ def check_files(
         if file_facts is not None:
             facts[path] = file_facts
             imports[path] = file_facts.imports
+            _store_facts(cache, path, digests[path], file_facts)
         if cache is not None:
             cache.store_screen(digests[path], verdict, imports.get(path) if verdict[0] else None)
 
@@ -194,6 +195,8 @@ def _analyze_with_records(
     if cache is None or len({u.key for u in units}) != len(units):
         # no cache, or two files of the run are one module on disk: no key tells them apart
         batch.analyzed = len(wanted)
+        if cache is not None:
+            _cached_facts(cache, facts, [(p, t, digests[p]) for p, t in wanted] + [(d.path, d.text, d.digest) for d in context])
         findings, errors, batch.analysis_workers = _analyze_all(analyzer, wanted, context, imports, facts, jobs, resolver)
         return findings, errors
     from .dependencies import import_graph
@@ -233,6 +236,7 @@ def _analyze_with_records(
     ]
     batch.analyzed = len(missed)
     sources = [(u.path, u.text) for u in missed]
+    _cached_facts(cache, facts, [(u.path, u.text, digest_of[u.path]) for u in missed] + [(d.path, d.text, d.digest) for d in extra])
     computed, failures, batch.analysis_workers = _analyze_all(analyzer, sources, extra, imports, facts, jobs, resolver)
     location_of = {u.path: u.key for u in units}
     rows_of: dict[str, tuple[list[Any], list[Any]]] = {u.path: ([], []) for u in missed}
@@ -267,6 +271,31 @@ def _cached_screen(cache: ResultCache | None, digest: str, path: str, imports: d
         return None
     imports[path] = known
     return cached
+
+
+def _facts_key(path: str, digest: str) -> str:
+    """What a module's screening facts depend on: its content, and its module name (the
+    functions' qualified names begin with it)."""
+    from ..engine.names import module_name_for
+
+    return f"{digest} {module_name_for(path)[0]}"
+
+
+def _store_facts(cache: ResultCache | None, path: str, digest: str, file_facts: Any) -> None:
+    if cache is not None:
+        cache.store_facts(_facts_key(path, digest), file_facts.to_json())
+
+
+def _cached_facts(cache: ResultCache, facts: dict[str, Any], items: Sequence[tuple[str, str, str]]) -> None:
+    """Fill ``facts`` from the cache for the ``(path, text, digest)`` about to be analyzed
+    that this run did not screen: the analysis then parses none of them with CPython."""
+    from ..engine import ScreenFacts
+
+    for path, text, digest in items:
+        if path not in facts:
+            found = ScreenFacts.from_json(cache.facts(_facts_key(path, digest)), text)
+            if found is not None:
+                facts[path] = found
 
 
 def _identity(path: str, digest: str) -> str:
@@ -325,6 +354,7 @@ def _load_context(
                 cache.store_screen(digest, verdict, found if verdict[0] else None)
             if verdict[0] and file_facts is not None:
                 facts[target] = file_facts
+                _store_facts(cache, target, digest, file_facts)
                 loaded[target] = Dependency(target, text, digest, found)
             else:
                 lent.append((target, text, digest))
@@ -340,6 +370,7 @@ def _load_context(
             cache.store_lent(digest, None if lent_facts is None else lent_facts.imports)
         if lent_facts is not None:
             facts[target] = lent_facts
+            _store_facts(cache, target, digest, lent_facts)
             loaded[target] = Dependency(target, text, digest, lent_facts.imports)
     return loaded
 

@@ -24,6 +24,13 @@ What is cached, and under which key:
   them never invalidates the others' findings. One document, read once per
   run and written once, when something new was recorded; the entries used
   least recently go first beyond :data:`KEEP_MODULES`.
+* **facts**: per module that an analysis read (content digest and module
+  name), what CPython's tree told the engine of it (see
+  :meth:`~.engine.ScreenFacts.to_json`): a pre-commit run after an edit of one
+  file analyzes it with every module it imports, and without these it parsed
+  all of them with CPython again (a fifth of that run for agno's
+  ``agent/_run.py``, which imports 147). Kept to :data:`KEEP_FACTS`, those used
+  least recently first; read only by a run that analyzes something.
 
 Stored under ``.summaryguard_cache/`` at the configuration's folder, or under
 ``$SUMMARYGUARD_CACHE_DIR/summaryguard/``: the variable names a folder that
@@ -73,12 +80,14 @@ FORMAT = 4
 KEEP_SETTINGS = 8
 #: How many module records a settings folder keeps (the least recently used go first).
 KEEP_MODULES = 20_000
+#: How many modules' screening facts a settings folder keeps (about 17 bytes per line of code).
+KEEP_FACTS = 20_000
 
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# summaryguard's result cache (https://bford.info/cachedir/)\n"
 _GITIGNORE = "# created by summaryguard\n*\n"
 #: Files the cache writes in a settings folder (all that pruning ever deletes there;
 #: a ``projects`` folder of entries is what format 3 wrote, pruned the same way).
-_ENTRY_FILES = frozenset({"screen.json", "modules.json", MARKER})
+_ENTRY_FILES = frozenset({"screen.json", "modules.json", "facts.json", MARKER})
 _PROJECT_FILE = re.compile(r"^[^.][^/\\]*\.json$")
 
 Verdict = tuple[bool, tuple[tuple[int | None, str], ...]]
@@ -177,6 +186,8 @@ class ResultCache:
         self._owned: bool | None = None
         self._modules: dict[str, Any] | None = None
         self._modules_dirty = False
+        self._facts: dict[str, Any] | None = None
+        self._facts_dirty = False
         #: This run's stamp on the records it uses (least recently used go first).
         self._run = 0
 
@@ -307,12 +318,39 @@ class ResultCache:
         entries[key] = [[list(f) for f in findings], [list(e) for e in errors], self._run]
         self._modules_dirty = True
 
+    # -- what the engine read of a module's CPython tree ---------------------------------
+
+    def _load_facts(self) -> dict[str, Any]:
+        if self._facts is None:
+            self._facts = {}
+            document = _read_json(self.here / "facts.json") if self.owned() else None
+            if isinstance(document, dict) and document.get("settings") == self.settings:
+                entries = document.get("entries")
+                if isinstance(entries, dict):
+                    self._facts = entries
+        return self._facts
+
+    def facts(self, key: str) -> object | None:
+        """The stored facts data of module ``key`` (its digest and name), unchecked: the
+        engine reads it back (:meth:`~.engine.ScreenFacts.from_json`), or None."""
+        entries = self._load_facts()
+        found = entries.pop(key, None)
+        if found is not None:
+            entries[key] = found  # the order of the entries is the order of their last use
+        return found
+
+    def store_facts(self, key: str, data: object) -> None:
+        entries = self._load_facts()
+        entries.pop(key, None)
+        entries[key] = data
+        self._facts_dirty = True
+
     # -- writing ---------------------------------------------------------------------------
 
     def flush(self) -> None:
-        """Write the screen verdicts and the module records if any changed; set up the
-        folder on first use."""
-        if not (self._screen_dirty or self._modules_dirty):
+        """Write the screen verdicts, the module records and the facts if any changed; set
+        up the folder on first use."""
+        if not (self._screen_dirty or self._modules_dirty or self._facts_dirty):
             return
         if not self._set_up():
             return
@@ -330,6 +368,10 @@ class ResultCache:
                 entries = {key: entries[key] for key in sorted(entries, key=stamp, reverse=True)[:KEEP_MODULES]}
             document = {"settings": self.settings, "run": self._run, "entries": entries}
             _write_json(self.here / "modules.json", document)
+        if self._facts_dirty and self._facts is not None:
+            self._facts_dirty = False
+            kept = list(self._facts.items())[-KEEP_FACTS:]  # the least recently used go first
+            _write_json(self.here / "facts.json", {"settings": self.settings, "entries": dict(kept)})
 
     def _set_up(self) -> bool:
         """Make sure the folders exist and are marked; False if the cache must not write.

@@ -41,6 +41,7 @@ import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -55,7 +56,7 @@ from .prefilter import Prefilter
 from .names import dispatches_parameters, imported_modules, module_name_for, returns_imported_instances
 from .outline import Skeleton, file_graph_nodes, outline_skeleton, skeleton
 from .project import ModuleInfo, Project
-from .relevance import FileScan, relevant_functions, scan
+from .relevance import FileScan, FunctionWords, relevant_functions, scan
 from .solver import solve
 from .vocabulary import Vocabulary
 
@@ -90,6 +91,75 @@ class ScreenFacts:
     imports: tuple[str, ...] = ()
     #: Screened out, but it lends its classes (see :meth:`Analyzer.lent_facts`): context only.
     lends: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON data, for the result cache: a module that did not change is not
+        parsed by CPython again in the next run that analyzes it (:meth:`from_json`)."""
+        return {
+            "depth": self.scan.depth,
+            "functions": {q: [list(w.words), list(w.calls)] for q, w in self.scan.functions.items()},
+            "nodes": list(self.nodes),
+            "skeleton": _skeleton_to_json(self.skeleton),
+            "imports": list(self.imports),
+            "lends": self.lends,
+        }
+
+    @classmethod
+    def from_json(cls, data: object, text: str) -> ScreenFacts | None:
+        """:meth:`to_json`'s data back for the module whose text is ``text``, or None when it
+        does not have that shape or its outline points past the text (a damaged cache entry
+        is a miss, never an error, and never a wrong type deep in an analysis)."""
+        if not isinstance(data, dict):
+            return None
+        depth, functions, nodes = data.get("depth"), data.get("functions"), data.get("nodes")
+        imports, lends = data.get("imports"), data.get("lends")
+        if type(depth) is not int or type(lends) is not bool or not isinstance(functions, dict):
+            return None
+        if not (_strings(nodes) and _strings(imports)):
+            return None
+        table: dict[str, FunctionWords] = {}
+        for qualname, entry in functions.items():
+            if not (isinstance(entry, list) and len(entry) == 2 and _strings(entry[0]) and _strings(entry[1])):
+                return None
+            table[qualname] = FunctionWords(set(entry[0]), set(entry[1]))
+        outline_of = _skeleton_from_json(data.get("skeleton"), text.count("\n") + 1)
+        if outline_of is None:
+            return None
+        return cls(FileScan(depth, "", table), set(nodes), outline_of, tuple(imports), lends)
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(type(item) is str for item in value)
+
+
+def _skeleton_to_json(items: Skeleton) -> list[Any]:
+    return [[is_def, name, imports, span and list(span), _skeleton_to_json(children)]
+            for is_def, name, imports, span, children in items]
+
+
+def _skeleton_from_json(data: object, lines: int) -> Skeleton | None:
+    """A :data:`~.outline.Skeleton` of a text of ``lines`` lines from
+    :func:`_skeleton_to_json`'s lists, or None."""
+    if not isinstance(data, list):
+        return None
+    items = []
+    for item in data:
+        if not (isinstance(item, list) and len(item) == 5):
+            return None
+        is_def, name, imports, span, children = item
+        if type(is_def) is not bool or type(name) is not str or type(imports) is not bool:
+            return None
+        if span is not None:
+            if not (isinstance(span, list) and len(span) == 3 and type(span[2]) is str):
+                return None
+            if type(span[0]) is not int or type(span[1]) is not int or not 0 <= span[0] <= span[1] < lines:
+                return None
+            span = (span[0], span[1], span[2])
+        inner = _skeleton_from_json(children, lines)
+        if inner is None:
+            return None
+        items.append((is_def, name, imports, span, inner))
+    return tuple(items)
 
 
 def _facts(

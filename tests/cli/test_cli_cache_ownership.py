@@ -133,7 +133,9 @@ def test_pruning_a_settings_folder_deletes_only_the_module_records(tmp_path: Pat
     folder = tmp_path / CACHE_FOLDER
     store = ResultCache(folder, "s")
     store.store_record("k0", [], [])
+    store.store_facts("f0", {})
     store.flush()
+    assert (folder / "s" / "facts.json").is_file()
     (folder / "s" / "README").write_text("not an entry")
     os.utime(folder / "s", (1_600_000_000,) * 2)  # the oldest settings folder: pruned first
     for number in range(cache_module.KEEP_SETTINGS + 1):
@@ -142,6 +144,7 @@ def test_pruning_a_settings_folder_deletes_only_the_module_records(tmp_path: Pat
         other.flush()
     assert (folder / "s" / "README").read_text() == "not an entry"
     assert not (folder / "s" / "modules.json").exists()
+    assert not (folder / "s" / "facts.json").exists()
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")

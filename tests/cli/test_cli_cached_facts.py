@@ -1,0 +1,193 @@
+"""What CPython's tree told the engine of a module, kept in the result cache (``facts.json``).
+
+A pre-commit run after an edit of one file analyzes it with every project module it
+imports; those did not change, so the run must not parse them with CPython again, and
+must report exactly what a run without the cache reports. Behaviour only: which
+modules a run parses is counted at :meth:`Analyzer._scan_tree`, the one place that
+parses for the engine.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from summaryguard.rules.cli import cache as cache_module
+from summaryguard.rules.cli import main
+from summaryguard.rules.cli.cache import CACHE_DIR_ENV, CACHE_FOLDER, ResultCache
+from summaryguard.rules.engine import Analyzer, ScreenFacts, Vocabulary, all_rules
+
+FIXTURES = Path(__file__).parents[1] / "rules" / "fixtures"
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The multimodule fixture (a validator in recovery.py protects a resume in loop.py)."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
+    monkeypatch.chdir(root)
+    monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
+    shutil.copytree(FIXTURES / "multimodule", root / "app")
+    return root / "app"
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths the engine parses with CPython during the test."""
+    seen: list[str] = []
+    original = Analyzer._scan_tree
+
+    def counting(self: Analyzer, path: str, *args: object, **kwargs: object) -> object:
+        seen.append(Path(path).name)
+        return original(self, path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Analyzer, "_scan_tree", counting)
+    return seen
+
+
+def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, object]:
+    status = main(["check", "--format", "json", "--jobs", "1", *argv])
+    report = json.loads(capsys.readouterr().out)
+    report["stats"].pop("seconds")
+    return status, report
+
+
+def edit(path: Path, round_number: int) -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(f"\n# edited {round_number}\n")
+
+
+def test_an_edited_file_is_analyzed_with_its_imports_facts_from_the_cache(
+    app: Path, parsed: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    check(capsys, "app/loop.py")
+    assert sorted(set(parsed)) == ["loop.py", "recovery.py"]  # the cold run parses what it analyzes
+    assert list((app.parent / CACHE_FOLDER).glob("*/facts.json"))
+    edit(app / "loop.py", 1)
+    parsed.clear()
+    warm = check(capsys, "app/loop.py")
+    assert parsed == ["loop.py"]  # recovery.py did not change: its facts come from the cache
+    assert warm == check(capsys, "--no-cache", "app/loop.py")
+
+
+def test_damaged_facts_are_misses_and_the_findings_stay_the_same(
+    app: Path, parsed: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    check(capsys, "app/loop.py")
+    (document,) = (app.parent / CACHE_FOLDER).glob("*/facts.json")
+    good = json.loads(document.read_text())
+    assert len(good["entries"]) == 2
+    for round_number, damage in enumerate(["x", {"depth": "1"}, None, []]):
+        document.write_text(json.dumps({**good, "entries": {key: damage for key in good["entries"]}}))
+        edit(app / "loop.py", round_number)
+        parsed.clear()
+        damaged = check(capsys, "app/loop.py")
+        assert sorted(parsed) == ["loop.py", "recovery.py"]
+        assert damaged == check(capsys, "--no-cache", "app/loop.py")
+    document.write_bytes(b"\x00 not json")
+    edit(app / "loop.py", 9)
+    assert check(capsys, "app/loop.py") == check(capsys, "--no-cache", "app/loop.py")
+
+
+def test_the_same_text_under_another_module_name_is_another_entry(
+    app: Path, parsed: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The facts name functions by qualified name, which begins with the module's name."""
+    check(capsys, "app/loop.py")
+    copy = app.parent / "copy"
+    shutil.copytree(app, copy)
+    parsed.clear()
+    moved = check(capsys, "copy/loop.py")
+    assert sorted(parsed) == ["loop.py", "recovery.py"]
+    expected = check(capsys, "--no-cache", "copy/loop.py")
+    assert moved == expected
+    assert {f["path"] for f in expected[1]["findings"]} <= {"copy/loop.py"}  # type: ignore[index]
+
+
+def facts_of(path: Path) -> ScreenFacts:
+    analyzer = Analyzer(Vocabulary.build(), all_rules())
+    screened_in, _, found = analyzer.screen_facts(str(path), path.read_text())
+    assert screened_in and found is not None
+    return found
+
+
+@pytest.mark.parametrize("name", ["loop.py", "recovery.py"])
+def test_screen_facts_read_back_equal(name: str) -> None:
+    path = FIXTURES / "multimodule" / name
+    found = facts_of(path)
+    assert found.skeleton and found.scan.functions
+    data = json.loads(json.dumps(found.to_json()))
+    assert ScreenFacts.from_json(data, path.read_text()) == found
+
+
+def _broken(data: dict, how: str) -> object:  # type: ignore[type-arg]
+    broken = json.loads(json.dumps(data))
+    first = next(iter(broken["functions"]))
+    item = broken["skeleton"][0]
+    if how == "not a mapping":
+        return [broken]
+    if how == "depth":
+        broken["depth"] = "3"
+    elif how == "lends":
+        broken["lends"] = 1
+    elif how == "nodes":
+        broken["nodes"] = [1]
+    elif how == "imports":
+        broken["imports"] = "app.recovery"
+    elif how == "functions":
+        broken["functions"] = []
+    elif how == "words":
+        broken["functions"][first] = [[1], []]
+    elif how == "calls":
+        broken["functions"][first] = [[], None]
+    elif how == "function entry":
+        broken["functions"][first] = [[]]
+    elif how == "skeleton":
+        broken["skeleton"] = {}
+    elif how == "skeleton item":
+        broken["skeleton"][0] = item[:4]
+    elif how == "name":
+        item[1] = None
+    elif how == "is_def":
+        item[0] = "yes"
+    elif how == "span past the text":
+        item[3] = [0, 10_000, "    "]
+    elif how == "span backwards":
+        item[3] = [5, 2, "    "]
+    elif how == "span shape":
+        item[3] = [1, 2]
+    elif how == "children":
+        item[4] = "none"
+    return broken
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "not a mapping", "depth", "lends", "nodes", "imports", "functions", "words", "calls", "function entry",
+        "skeleton", "skeleton item", "name", "is_def", "span past the text", "span backwards", "span shape",
+        "children",
+    ],
+)
+def test_malformed_facts_are_refused(how: str) -> None:
+    path = FIXTURES / "multimodule" / "loop.py"
+    data = facts_of(path).to_json()
+    assert data["skeleton"] and data["skeleton"][0][3] is not None  # what the damage below edits
+    assert ScreenFacts.from_json(_broken(data, how), path.read_text()) is None
+
+
+def test_the_facts_kept_are_the_most_recently_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache_module, "KEEP_FACTS", 2)
+    store = ResultCache(tmp_path / "cache", "settings")
+    for key in ("a", "b", "c"):
+        store.store_facts(key, {"key": key})
+    assert store.facts("a") == {"key": "a"}  # used last: kept
+    store.flush()
+    again = ResultCache(tmp_path / "cache", "settings")
+    assert again.facts("b") is None
+    assert again.facts("c") == {"key": "c"} and again.facts("a") == {"key": "a"}
+    assert ResultCache(tmp_path / "cache", "other settings").facts("a") is None
