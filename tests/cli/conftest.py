@@ -9,9 +9,22 @@ from pathlib import Path
 import pytest
 
 from summaryguard.rules.cli import main
+from summaryguard.rules.cli.cache import CACHE_DIR_ENV
 
 #: ``lint(source)`` -> (exit status, sorted [(line, code)] findings) for one file checked by the real CLI.
 Lint = Callable[[str], tuple[int, list[tuple[int, str]]]]
+
+
+@pytest.fixture
+def cached_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty project (its own pyproject.toml) as the working folder, its result cache in
+    the default place (``$SUMMARYGUARD_CACHE_DIR`` unset)."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
+    monkeypatch.chdir(root)
+    monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
+    return root
 
 
 @pytest.fixture

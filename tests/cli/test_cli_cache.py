@@ -39,13 +39,8 @@ PLAIN = "def add(a, b):\n    return a + b\n"
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
-    monkeypatch.chdir(root)
-    monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
-    return root
+def project(cached_project: Path) -> Path:
+    return cached_project
 
 
 def copy_multimodule(root: Path) -> Path:

@@ -17,22 +17,17 @@ import pytest
 
 from summaryguard.rules.cli import cache as cache_module
 from summaryguard.rules.cli import main
-from summaryguard.rules.cli.cache import CACHE_DIR_ENV, CACHE_FOLDER, ResultCache
+from summaryguard.rules.cli.cache import CACHE_FOLDER, ResultCache
 from summaryguard.rules.engine import Analyzer, ScreenFacts, Vocabulary, all_rules
 
 FIXTURES = Path(__file__).parents[1] / "rules" / "fixtures"
 
 
 @pytest.fixture
-def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def app(cached_project: Path) -> Path:
     """The multimodule fixture (a validator in recovery.py protects a resume in loop.py)."""
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
-    monkeypatch.chdir(root)
-    monkeypatch.delenv(CACHE_DIR_ENV, raising=False)
-    shutil.copytree(FIXTURES / "multimodule", root / "app")
-    return root / "app"
+    shutil.copytree(FIXTURES / "multimodule", cached_project / "app")
+    return cached_project / "app"
 
 
 @pytest.fixture
