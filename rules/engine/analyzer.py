@@ -115,11 +115,11 @@ class ScreenFacts:
         imports, lends = data.get("imports"), data.get("lends")
         if type(depth) is not int or type(lends) is not bool or not isinstance(functions, dict):
             return None
-        if not (_strings(nodes) and _strings(imports)):
+        if not (_is_str_list(nodes) and _is_str_list(imports)):
             return None
         table: dict[str, FunctionWords] = {}
         for qualname, entry in functions.items():
-            if not (isinstance(entry, list) and len(entry) == 2 and _strings(entry[0]) and _strings(entry[1])):
+            if not (isinstance(entry, list) and len(entry) == 2 and _is_str_list(entry[0]) and _is_str_list(entry[1])):
                 return None
             table[qualname] = FunctionWords(set(entry[0]), set(entry[1]))
         outline_of = _skeleton_from_json(data.get("skeleton"), text.count("\n") + 1)
@@ -128,7 +128,7 @@ class ScreenFacts:
         return cls(FileScan(depth, "", table), set(nodes), outline_of, tuple(imports), lends)
 
 
-def _strings(value: object) -> bool:
+def _is_str_list(value: object) -> bool:
     return isinstance(value, list) and all(type(item) is str for item in value)
 
 
