@@ -196,7 +196,8 @@ def _analyze_with_records(
         # no cache, or two files of the run are one module on disk: no key tells them apart
         batch.analyzed = len(wanted)
         if cache is not None:
-            _cached_facts(cache, facts, [(p, t, digests[p]) for p, t in wanted] + [(d.path, d.text, d.digest) for d in context])
+            items = [(p, t, digests[p]) for p, t in wanted] + [(d.path, d.text, d.digest) for d in context]
+            _cached_facts(cache, facts, items)
         findings, errors, batch.analysis_workers = _analyze_all(analyzer, wanted, context, imports, facts, jobs, resolver)
         return findings, errors
     from .dependencies import import_graph
@@ -236,7 +237,8 @@ def _analyze_with_records(
     ]
     batch.analyzed = len(missed)
     sources = [(u.path, u.text) for u in missed]
-    _cached_facts(cache, facts, [(u.path, u.text, digest_of[u.path]) for u in missed] + [(d.path, d.text, d.digest) for d in extra])
+    items = [(u.path, u.text, digest_of[u.path]) for u in missed] + [(d.path, d.text, d.digest) for d in extra]
+    _cached_facts(cache, facts, items)
     computed, failures, batch.analysis_workers = _analyze_all(analyzer, sources, extra, imports, facts, jobs, resolver)
     location_of = {u.path: u.key for u in units}
     rows_of: dict[str, tuple[list[Any], list[Any]]] = {u.path: ([], []) for u in missed}
@@ -299,10 +301,11 @@ def _cached_facts(cache: ResultCache, facts: dict[str, Any], items: Sequence[tup
 
 
 def _identity(path: str, digest: str) -> str:
-    """What an analysis depends on of one file: its content, and the name it is imported by."""
-    from ..engine.names import module_location, module_name_for
+    """What an analysis depends on of one file: its content, and the name it is imported by
+    (its module name and its absolute location)."""
+    from ..engine.names import module_location
 
-    return f"{digest} {module_name_for(path)[0]} {module_location(path)}"
+    return f"{_facts_key(path, digest)} {module_location(path)}"
 
 
 #: Context files to screen (text length) below which no pool is started for them:

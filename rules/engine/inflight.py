@@ -261,10 +261,9 @@ def writes_after_inflight(analysis: _Analysis, module: ModuleInfo, reported: set
     that leaves a compaction running, before anything waits for it, with no lock both hold."""
     facts: list[Fact] = []
     wanted = _candidate_names(analysis)
-    known = analysis.project.calls
+    project = analysis.project
     for fn in module.functions:
-        called = known.get(fn.qualname)
-        if called is not None and called.isdisjoint(wanted):
+        if not project.may_call(fn, wanted):
             continue  # calls nothing that could leave work running: no view, no walk
         calls = analysis.calls_with_locks(fn)
         starts = [

@@ -262,9 +262,8 @@ class Project:
     def _graph_nodes(self, module: ModuleInfo, registrations: frozenset[str]) -> None:
         """Functions registered as nodes on a builder whose graph summarizes."""
         for fn in module.functions:
-            called = self.calls.get(fn.qualname)
-            if called is not None and called.isdisjoint(registrations):
-                continue  # registers nothing (CPython's screening saw its calls): no walk
+            if not self.may_call(fn, registrations):
+                continue  # registers nothing: no walk
             for stmt in walk_statements(fn.body):
                 for expr in expressions_of(stmt):
                     for call in calls_in(expr):
@@ -284,6 +283,13 @@ class Project:
                         if source is not None:
                             for node in nodes:
                                 node.resumes_state = node.resumes_state or source
+
+    def may_call(self, fn: FunctionInfo, names: frozenset[str]) -> bool:
+        """Whether ``fn`` may call one of ``names`` (by last segment): False only when
+        CPython's screening saw its calls (:attr:`calls`) and none is one of them, so an
+        analysis looking for those calls can skip its body without walking it."""
+        called = self.calls.get(fn.qualname)
+        return called is None or not called.isdisjoint(names)
 
     def graph_nodes(self) -> set[str]:
         """Nodes of graphs that summarize: their state is what a resume restores."""

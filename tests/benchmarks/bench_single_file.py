@@ -218,12 +218,14 @@ def edited_in_package(package: Path, name: str, runs: int) -> float:
     """Median wall time of a cached check of ``name`` after only ``name`` changed (a comment
     appended each round), in a copy of ``package`` with the cache in a temporary folder:
     what a pre-commit hook costs on the next commit. Nothing of ``package`` is written."""
+    from summaryguard.rules.cli.cache import CACHE_DIR_ENV
+
     with tempfile.TemporaryDirectory(prefix="sg_bench_edit_") as folder:
         root = Path(folder)
         copy = root / "package"
         shutil.copytree(package, copy, ignore=shutil.ignore_patterns(".summaryguard_cache", "__pycache__"))
         env = child_environment(root / "pycache")
-        env["SUMMARYGUARD_CACHE_DIR"] = str(root / "cache")
+        env[CACHE_DIR_ENV] = str(root / "cache")
         command = [sys.executable, "-m", "summaryguard.rules.cli", "check", "--format", "json", name]
         time_once(command, copy, env)  # the cache filled: every module's screening and results
         walls = []
