@@ -3,20 +3,17 @@
 Write a plugin with :data:`hookimpl` against the specifications in
 :mod:`summaryguard.plugins.hookspecs`; publish it under the entry-point group
 ``summaryguard`` or call :func:`register`.
+
+The plugin manager's names load on first use: the markers and the hook
+specifications import no pluggy, so a built-in plugin module (or a run that
+only reads the built-ins' vocabulary, see :func:`.manager.builtin_answers`)
+never pays for it.
 """
 
 from __future__ import annotations
 
+from ._lazy import lazy_exports
 from .hookspecs import hookimpl, hookspec
-from .manager import (
-    PluginLoadError,
-    PluginLoadWarning,
-    get_plugin_manager,
-    plugin_errors,
-    register,
-    reset_plugin_manager,
-    unregister,
-)
 
 __all__ = [
     "PluginLoadError",
@@ -29,3 +26,13 @@ __all__ = [
     "reset_plugin_manager",
     "unregister",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    dict.fromkeys(
+        ("PluginLoadError", "PluginLoadWarning", "get_plugin_manager", "plugin_errors", "register",
+         "reset_plugin_manager", "unregister"),
+        "manager",
+    ),
+    __all__,
+)

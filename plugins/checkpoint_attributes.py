@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .hookspecs import hookimpl
+from .markers import hookimpl
 
 
 class AttributeCheckpointAdapter:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .checkpoint_attributes import normalize_manifest
-from .hookspecs import hookimpl
+from .markers import hookimpl
 
 
 class MappingCheckpointAdapter:

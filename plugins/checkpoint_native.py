@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .hookspecs import hookimpl
+from .markers import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
     from summaryguard.guard.model import Checkpoint, DroppedRef

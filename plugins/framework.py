@@ -8,14 +8,16 @@ loads (an unknown key or a value of the wrong shape is an error naming the
 framework and the key) and reads nothing else about the framework.
 
 Pure data: importing this module costs nothing (no libcst, no pluggy), so the
-runtime may read the same models.
+runtime may read the same models. A model is a NamedTuple, not a dataclass: every
+``check`` builds the rooms' models, a pre-commit run on a dismissed file too, and a
+frozen dataclass of this size costs several million instructions to create.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 __all__ = ["FrameworkModel", "FrameworkModelError", "KINDS"]
 
@@ -33,8 +35,7 @@ class FrameworkModelError(ValueError):
         self.problem = problem
 
 
-@dataclass(frozen=True)
-class FrameworkModel:
+class FrameworkModel(NamedTuple):
     """What the analyzer knows about one framework.
 
     Qualified names are matched like vocabulary entries (exact, or glob
@@ -43,7 +44,7 @@ class FrameworkModel:
     #: The framework's name (the room's name).
     name: str
     #: Analyzer vocabulary by category (see ``hookspecs.VOCABULARY_CATEGORIES``).
-    vocabulary: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    vocabulary: Mapping[str, tuple[str, ...]] = MappingProxyType({})
     #: Classes whose instances collect graph nodes (``langgraph.graph.StateGraph``).
     graph_builders: tuple[str, ...] = ()
     #: Builder methods that add a node: ``add_node(name, fn)``.
@@ -114,7 +115,7 @@ class FrameworkModel:
         name = data.get("name")
         if not isinstance(name, str) or not name:
             raise FrameworkModelError(str(name), "name", "must be a non-empty string")
-        known = {f.name: f for f in fields(cls)}
+        known = cls._fields
         values: dict[str, Any] = {"name": name}
         for key, value in data.items():
             if key == "name":

@@ -7,6 +7,9 @@ vocabulary (framework names) and extra rules. Implement a hook with the
 :data:`hookimpl` marker and register the object, or publish it under the
 entry-point group ``summaryguard``.
 
+The markers are summaryguard's own (:mod:`.markers`: this module imports no
+pluggy); the plugin manager reads them as pluggy's.
+
 Hook calls are never on a hot path: adapters are resolved once per checkpoint
 type, a tool object is wrapped once when it is decorated, and the violation
 hooks run only when a resume is refused.
@@ -17,14 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import pluggy
+from .markers import PROJECT_NAME, hookimpl, hookspec
 
 if TYPE_CHECKING:  # pragma: no cover
     from summaryguard.guard.adapter import CheckpointAdapter
     from summaryguard.guard.errors import SummaryReconciliationError
     from summaryguard.guard.reconcile import DivergenceRecord, Resolution
-
-PROJECT_NAME = "summaryguard"
 
 #: The categories of ``summaryguard_vocabulary`` answers (documented on the hook).
 VOCABULARY_CATEGORIES = (
@@ -40,9 +41,6 @@ VOCABULARY_CATEGORIES = (
     "interrupt-calls",
     "validators",
 )
-
-hookspec = pluggy.HookspecMarker(PROJECT_NAME)
-hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 # -- runtime guard ----------------------------------------------------------------------

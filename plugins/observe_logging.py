@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from .hookspecs import hookimpl
+from .markers import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
     import logging

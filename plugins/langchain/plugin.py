@@ -22,7 +22,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from summaryguard.plugins.hookspecs import hookimpl
+from summaryguard.plugins.markers import hookimpl
 
 
 @hookimpl(tryfirst=True)

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
-from summaryguard.plugins.hookspecs import hookimpl
+from summaryguard.plugins.markers import hookimpl
 
 
 _GRAPH_MODULE = f"{__package__}._graph"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from summaryguard.plugins.hookspecs import hookimpl
+from summaryguard.plugins.markers import hookimpl
 
 
 @hookimpl

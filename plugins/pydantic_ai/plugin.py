@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from summaryguard.plugins.hookspecs import hookimpl
+from summaryguard.plugins.markers import hookimpl
 
 _CHECKPOINT_MODULE = f"{__package__}._checkpoint"
 _GUARD_MODULE = f"{__package__}._guard"

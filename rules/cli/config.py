@@ -20,9 +20,8 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .globs import GlobError, compile_glob, compile_lines
 
@@ -75,8 +74,7 @@ class ConfigError(Exception):
         return f"{where}: error: {self.message}"
 
 
-@dataclass(frozen=True, eq=False)
-class PerFileIgnore:
+class PerFileIgnore(NamedTuple):
     """Codes not reported in the files that one glob matches."""
 
     pattern: str
@@ -84,9 +82,10 @@ class PerFileIgnore:
     codes: tuple[str, ...]
 
 
-@dataclass(frozen=True, eq=False)
-class Config:
-    """A validated configuration (defaults when no file was found)."""
+class Config(NamedTuple):
+    """A validated configuration (defaults when no file was found).
+
+    A NamedTuple, as the run's other records are (see :mod:`.report`): every run builds one."""
 
     root: Path
     path: Path | None = None
@@ -103,7 +102,7 @@ class Config:
     #: The Python grammar the code targets ("3.12"): ``target-version``, else the lower
     #: bound of ``requires-python``; None: the newest libcst knows (see :mod:`.targets`).
     target_version: str | None = None
-    source_text: str = field(default="", repr=False)
+    source_text: str = ""
 
     @property
     def display_path(self) -> str:

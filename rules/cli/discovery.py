@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .globs import compile_gitignore_lines, is_ignored
 from .report import ReadError
@@ -49,12 +48,11 @@ VENV_MARKER = "pyvenv.cfg"
 GITIGNORE = ".gitignore"
 
 
-@dataclass
-class Discovery:
+class Discovery(NamedTuple):
     """The files to check (display paths, in walk order, each once) and paths that could not be used."""
 
-    files: list[str] = field(default_factory=list)
-    errors: list[ReadError] = field(default_factory=list)
+    files: list[str]
+    errors: list[ReadError]
 
 
 def discover(
@@ -88,7 +86,7 @@ class _Walker:
         self.root = root
         self.exclude = exclude
         self.force_exclude = force_exclude and exclude is not None
-        self.result = Discovery()
+        self.result = Discovery([], [])
         self._seen_files: set[str] = set()
         self._seen_folders: set[tuple[int, int]] = set()
 

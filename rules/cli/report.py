@@ -4,13 +4,19 @@ Formatters depend on this module only, never on the engine: findings and
 errors are read through the small protocols below, so the engine's
 ``Finding`` / ``FileError`` and the CLI's own :class:`ReadError` (a file that
 could not be found, read or decoded, before any parsing) are reported alike.
+
+The records are NamedTuples, not dataclasses: every ``check`` builds them, a
+pre-commit run on a dismissed file too, and a frozen dataclass costs about four
+million instructions to create (six generated methods compiled), a NamedTuple
+under one, and the ``dataclasses`` module with ``inspect`` a tenth of flake8's
+whole run (SPEC §3.1.2).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+from types import MappingProxyType
+from typing import NamedTuple, Protocol
 
 __all__ = [
     "BaselineStats", "ErrorLike", "FindingLike", "ReadError", "Report", "RuleInfo", "TraceStepLike", "displayable",
@@ -82,8 +88,7 @@ class ErrorLike(Protocol):
     def message(self) -> str: ...
 
 
-@dataclass(frozen=True)
-class ReadError:
+class ReadError(NamedTuple):
     """A path that could not be turned into source text (missing, unreadable, undecodable)."""
 
     path: str
@@ -91,8 +96,7 @@ class ReadError:
     message: str
 
 
-@dataclass(frozen=True)
-class RuleInfo:
+class RuleInfo(NamedTuple):
     """A rule as reports describe it (SARIF's ``rules`` list): its code, name and documentation."""
 
     code: str
@@ -105,8 +109,7 @@ class RuleInfo:
     help_markdown: str
 
 
-@dataclass(frozen=True)
-class BaselineStats:
+class BaselineStats(NamedTuple):
     """What ``--baseline`` did to a run: findings it hid, and entries nothing matched any more."""
 
     path: str
@@ -116,8 +119,7 @@ class BaselineStats:
     stale: int
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(NamedTuple):
     """Everything a formatter prints: sorted findings and errors, and run statistics."""
 
     findings: Sequence[FindingLike]
@@ -127,7 +129,7 @@ class Report:
     #: The rules selected for the run, sorted by code (formats that describe rules use them).
     rules: Sequence[RuleInfo] = ()
     #: A stable identity for each finding that survives lines moving (see ``fingerprint``).
-    fingerprints: Mapping[FindingLike, str] = field(default_factory=dict)
+    fingerprints: Mapping[FindingLike, str] = MappingProxyType({})
     #: Set when the run compared its findings with a baseline.
     baseline: BaselineStats | None = None
     #: ``--show-trace``: the text format prints each finding's evidence chain.

@@ -23,14 +23,13 @@ format, which describes the rule classes) takes the full path.
 
 from __future__ import annotations
 
-import ast
 import os
 import time
 import warnings
+from _ast import PyCF_ONLY_AST  # ``ast`` itself is not needed to ask CPython for a tree
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 from .config import TABLE, Config, ConfigError, check_codes, load_config
 from .deepstack import call_with_deep_stack
@@ -57,8 +56,7 @@ class UsageError(Exception):
     """A command-line value is unusable (exit 2, with the message)."""
 
 
-@dataclass(frozen=True)
-class CheckOptions:
+class CheckOptions(NamedTuple):
     """The ``check`` command's options, as the command line gives them."""
 
     #: Files and folders; none means the current folder (paths shown without ``./``).
@@ -225,7 +223,7 @@ def _compiles(text: str) -> bool:
     try:
         with warnings.catch_warnings():  # CPython's SyntaxWarnings are not ours to print
             warnings.simplefilter("ignore")
-            compile(text, "<summaryguard>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            compile(text, "<summaryguard>", "exec", flags=PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError):
         return False
     except (RecursionError, MemoryError):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
 from summaryguard.plugins.framework import FrameworkModel, FrameworkModelError
 from summaryguard.plugins.hookspecs import VOCABULARY_CATEGORIES
@@ -114,31 +113,50 @@ class NameMatcher:
         return bool(self.patterns)
 
 
-@dataclass(frozen=True)
 class Vocabulary:
-    """The merged vocabulary of one run; build it once with :meth:`build`."""
+    """The merged vocabulary of one run; build it once with :meth:`build`.
 
-    entries: Mapping[str, tuple[str, ...]]
-    #: Problems found while merging (an unknown category from a plugin, a bad
-    #: pattern); the CLI reports them, the engine goes on without the entry.
-    problems: tuple[str, ...] = ()
-    #: The framework models of the run (see :mod:`summaryguard.plugins.framework`).
-    frameworks: tuple[FrameworkModel, ...] = ()
-    #: Framework models that could not be read (an unknown key...): the run cannot go on.
-    model_errors: tuple[str, ...] = ()
-    _matchers: dict[str, NameMatcher] = field(default_factory=dict, repr=False, compare=False)
-    _tool_run_methods: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
-    _tool_factories: NameMatcher = field(default_factory=lambda: NameMatcher(()), repr=False, compare=False)
-    _summary_views: NameMatcher = field(default_factory=lambda: NameMatcher(()), repr=False, compare=False)
+    A plain class, not a dataclass: every ``check`` builds one, a pre-commit run on a
+    dismissed file too (see :mod:`summaryguard.rules.cli.report`). Two vocabularies are
+    equal when their entries, problems and models are."""
 
-    def __post_init__(self) -> None:
-        for category in CATEGORIES:
-            self._matchers[category] = NameMatcher(self.entries.get(category, ()))
+    __slots__ = ("entries", "problems", "frameworks", "model_errors", "_matchers", "_tool_run_methods",
+                 "_tool_factories", "_summary_views")
+
+    def __init__(
+        self,
+        entries: Mapping[str, tuple[str, ...]],
+        problems: tuple[str, ...] = (),
+        frameworks: tuple[FrameworkModel, ...] = (),
+        model_errors: tuple[str, ...] = (),
+    ) -> None:
+        self.entries = entries
+        #: Problems found while merging (an unknown category from a plugin, a bad
+        #: pattern); the CLI reports them, the engine goes on without the entry.
+        self.problems = problems
+        #: The framework models of the run (see :mod:`summaryguard.plugins.framework`).
+        self.frameworks = frameworks
+        #: Framework models that could not be read (an unknown key...): the run cannot go on.
+        self.model_errors = model_errors
+        self._matchers = {category: NameMatcher(entries.get(category, ())) for category in CATEGORIES}
         self._matchers["reconciliation-errors"] = NameMatcher(RECONCILIATION_ERRORS)
-        run_methods = frozenset(n for m in self.frameworks for n in m.tool_run_methods)
-        object.__setattr__(self, "_tool_run_methods", run_methods)
-        object.__setattr__(self, "_tool_factories", NameMatcher(n for m in self.frameworks for n in m.tool_factories))
-        object.__setattr__(self, "_summary_views", NameMatcher(n for m in self.frameworks for n in m.summary_views))
+        self._tool_run_methods = frozenset(n for m in frameworks for n in m.tool_run_methods)
+        self._tool_factories = NameMatcher(n for m in frameworks for n in m.tool_factories)
+        self._summary_views = NameMatcher(n for m in frameworks for n in m.summary_views)
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.entries, self.problems, self.frameworks, self.model_errors)
+
+    def __eq__(self, other: object) -> bool:
+        return self._key() == other._key() if isinstance(other, Vocabulary) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # entries is a dict, as a dataclass's would be unhashable
+
+    def __repr__(self) -> str:
+        return (
+            f"Vocabulary(entries={self.entries!r}, problems={self.problems!r}, "
+            f"frameworks={self.frameworks!r}, model_errors={self.model_errors!r})"
+        )
 
     @classmethod
     def build(
@@ -208,10 +226,13 @@ class Vocabulary:
 
 def _hook_answers(hook: str, what: str, problems: list[str]) -> list[object]:
     """Every plugin's non-None answer to ``hook``; a plugin that fails costs its answer, not the run."""
-    from summaryguard.plugins.manager import get_plugin_manager
+    from summaryguard.plugins.manager import builtin_answers, get_plugin_manager
 
     try:
-        answers = getattr(get_plugin_manager().hook, hook)()
+        # The built-ins alone are asked without pluggy (a dismissed file's run builds no manager).
+        answers = builtin_answers(hook)
+        if answers is None:
+            answers = getattr(get_plugin_manager().hook, hook)()
     except Exception as exc:  # noqa: BLE001 - a broken plugin costs its answer, not the run
         problems.append(f"plugin {what} failed: {type(exc).__name__}: {exc}")
         return []

@@ -35,6 +35,7 @@ print(json.dumps({"status": int(status), "libcst": "libcst" in sys.modules,
                   "formats": sorted(m.rsplit(".", 1)[1] for m in sys.modules
                                     if m.startswith("summaryguard.rules.cli.formats.")),
                   "comments": "summaryguard.rules.cli.suppression" in sys.modules,
+                  "plugin_manager": sorted(m for m in ("pluggy", "inspect", "dataclasses") if m in sys.modules),
                   "stdlib": sorted(m for m in ("hashlib", "logging", "tomllib", "traceback") if m in sys.modules)}))
 """
 
@@ -72,6 +73,10 @@ def test_a_file_without_summary_vocabulary_imports_no_libcst(project: Path, cach
     # a run does not use); the TOML parser, here, reads the project's pyproject.toml.
     assert result["stdlib"] == ["tomllib"]
     assert result["comments"] is False  # no suppression marker: the comment parser is not imported
+    # Nor pluggy (the built-ins' vocabulary is asked of their modules, see
+    # plugins.manager.builtin_answers), nor ``inspect`` or ``dataclasses`` (the run's records
+    # are NamedTuples), unless an installed package declares a plugin.
+    assert result["plugin_manager"] == (["inspect", "pluggy"] if may_declare(ENTRY_POINT_GROUP) else [])
 
 
 def test_a_dismissed_file_outside_any_project_reads_no_toml(tmp_path: Path) -> None:

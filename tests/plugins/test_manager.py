@@ -408,3 +408,146 @@ def test_a_crashing_resolver_leaves_the_reconciliation_error_standing(use_plugin
     assert info.value.kind is ReconciliationKind.GENERATION_MISMATCH
     assert info.value.details["resolver_error"] == "RuntimeError: resolver bug"
     assert isinstance(info.value.__cause__, RuntimeError)
+
+
+# -- the built-ins asked without pluggy (a dismissed file's run builds no manager) --------
+
+COLLECTING_HOOKS = ("summaryguard_vocabulary", "summaryguard_frameworks")
+
+
+@pytest.fixture
+def unbuilt(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No manager built yet, the environment's switches cleared."""
+    monkeypatch.delenv(manager_module.DISABLE_AUTOLOAD_ENV, raising=False)
+    monkeypatch.delenv(manager_module.BLOCK_ENV, raising=False)
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()
+
+
+def test_every_room_answers_with_its_model(unbuilt: None) -> None:
+    answers = manager_module.builtin_answers("summaryguard_frameworks") or []
+    assert {"langgraph", "openai-agents", "pydantic-ai"} <= {model["name"] for answer in answers for model in answer}
+
+
+@pytest.mark.parametrize("hook", COLLECTING_HOOKS)
+def test_the_builtins_answer_as_the_manager_does(unbuilt: None, hook: str) -> None:
+    direct = manager_module.builtin_answers(hook)
+    assert direct is not None
+    assert manager_module._manager is None  # asking the built-ins builds nothing
+    assert direct == getattr(get_plugin_manager().hook, hook)()  # same answers, in pluggy's order
+
+
+def test_the_builtins_with_rules_are_the_managers(unbuilt: None) -> None:
+    direct = manager_module.builtin_plugins_with("summaryguard_lint_rules")
+    impls = get_plugin_manager().hook.summaryguard_lint_rules.get_hookimpls()
+    assert direct is not None and direct == [impl.plugin for impl in impls]
+
+
+def test_the_manager_answers_once_it_is_built(unbuilt: None, use_plugin: Any) -> None:
+    class Extra:
+        @hookimpl
+        def summaryguard_vocabulary(self) -> dict[str, list[str]]:
+            return {"tool-calls": ["extra.fetch"]}
+
+    use_plugin(Extra())
+    assert manager_module.builtin_answers("summaryguard_vocabulary") is None
+    assert manager_module.builtin_plugins_with("summaryguard_lint_rules") is None
+
+
+def test_an_installed_plugin_sends_the_question_to_the_manager(site: Path) -> None:
+    assert manager_module.builtin_answers("summaryguard_vocabulary") is None
+    assert "sgplug_good" not in sys.modules  # deciding so loads no plugin
+
+
+def test_without_autoload_an_installed_plugin_does_not_count(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(manager_module.DISABLE_AUTOLOAD_ENV, "1")
+    direct = manager_module.builtin_answers("summaryguard_vocabulary")
+    assert direct is not None and {"resume-calls": ["ticketing.resume"]} not in direct
+    assert direct == get_plugin_manager().hook.summaryguard_vocabulary()
+
+
+def test_a_blocked_builtin_is_not_asked(unbuilt: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    room = "summaryguard.plugins.langgraph.plugin"
+    monkeypatch.setenv(manager_module.BLOCK_ENV, room)
+    names = [m["name"] for answer in manager_module.builtin_answers("summaryguard_frameworks") or () for m in answer]
+    assert "langgraph" not in names and "langchain" in names
+    assert room not in [m.__name__ for m in manager_module.builtin_plugins_with("summaryguard_lint_rules") or ()]
+
+
+def test_a_vocabulary_and_the_codes_are_the_same_asked_either_way(unbuilt: None) -> None:
+    from summaryguard.rules.engine.registry import known_codes
+    from summaryguard.rules.engine.vocabulary import Vocabulary
+
+    direct, codes = Vocabulary.build(), known_codes()
+    assert manager_module._manager is None
+    get_plugin_manager()
+    assert Vocabulary.build() == direct and known_codes() == codes
+    assert "SG203" in codes.codes  # the LangGraph room's own rule, found by its file name
+
+
+# -- the markers: summaryguard's own, read by pluggy's manager ------------------------------
+
+
+def test_marker_options_reach_pluggy(use_plugin: Any) -> None:
+    calls: list[str] = []
+
+    class Late:
+        @hookimpl(trylast=True)
+        def summaryguard_vocabulary(self) -> dict[str, list[str]]:
+            calls.append("late")
+            return {}
+
+    class Early:
+        @hookimpl(tryfirst=True)
+        def summaryguard_vocabulary(self) -> dict[str, list[str]]:
+            calls.append("early")
+            return {}
+
+    use_plugin(Early())
+    use_plugin(Late())  # registered last, so pluggy would call it first but for the options
+    get_plugin_manager().hook.summaryguard_vocabulary()
+    assert calls.index("early") < calls.index("late")
+
+
+def test_pluggys_own_marker_still_registers(use_plugin: Any) -> None:
+    pluggy_marker = pluggy.HookimplMarker(hookspecs.PROJECT_NAME)
+
+    class ThirdParty:
+        @pluggy_marker
+        def summaryguard_vocabulary(self) -> dict[str, list[str]]:
+            return {"tool-calls": ["thirdparty.fetch"]}
+
+    use_plugin(ThirdParty())
+    assert {"tool-calls": ["thirdparty.fetch"]} in get_plugin_manager().hook.summaryguard_vocabulary()
+
+
+def test_an_unknown_marker_option_fails_where_it_is_written() -> None:
+    with pytest.raises(TypeError, match="unknown hook option.*firstresult"):
+        hookimpl(firstresult=True)
+    with pytest.raises(TypeError, match="unknown hook option.*tryfirst"):
+        hookspecs.hookspec(tryfirst=True)
+
+
+def test_an_unmarked_function_is_no_hook(use_plugin: Any) -> None:
+    class Unmarked:
+        def summaryguard_vocabulary(self) -> dict[str, list[str]]:
+            return {"tool-calls": ["unmarked.fetch"]}
+
+        summaryguard_frameworks = "not a routine"
+
+    use_plugin(Unmarked())
+    assert {"tool-calls": ["unmarked.fetch"]} not in get_plugin_manager().hook.summaryguard_vocabulary()
+
+
+def test_no_builtin_orders_or_wraps_a_collecting_hook() -> None:
+    """What ``builtin_answers`` relies on to give pluggy's order without pluggy."""
+    import importlib
+
+    from summaryguard.plugins.markers import IMPL_ATTRIBUTE, marked_options
+
+    for name in manager_module.BUILTIN_PLUGINS:
+        module = importlib.import_module(name)
+        for hook in (*COLLECTING_HOOKS, "summaryguard_lint_rules"):
+            options = marked_options(getattr(module, hook, None), IMPL_ATTRIBUTE)
+            assert options in (None, {}), (name, hook, options)

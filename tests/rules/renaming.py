@@ -126,7 +126,7 @@ def _vocabulary_names() -> set[str]:
     for framework in getattr(vocabulary, "frameworks", ()):
         # the frameworks' own names, classes included (``agents.Runner.run``: ``Runner`` too):
         # renaming them inside the framework's own source would change what the code is
-        names |= _last_segments((getattr(framework, f.name) for f in dataclasses.fields(framework)), every=True)
+        names |= _last_segments(tuple(framework), every=True)  # a model is a NamedTuple: its values
     return names | lexicon.RUN_METHODS | lexicon.LOAD_METHODS | lexicon.WEAK_RESUME_NAMES
 
 
