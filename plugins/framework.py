@@ -13,8 +13,8 @@ runtime may read the same models. A model is a NamedTuple, not a dataclass: ever
 frozen dataclass of this size costs several million instructions to create.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: its NamedTuple would compile each
+# annotation given as a string (see summaryguard.rules.cli.report).
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -108,7 +108,7 @@ class FrameworkModel(NamedTuple):
         return tuple(sorted({n.partition(".")[0] for n in names if "." in n and not n.startswith("*")}))
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> FrameworkModel:
+    def from_mapping(cls, data: Mapping[str, Any]) -> "FrameworkModel":
         """Validate ``data`` (a room's model) and build the model; unknown keys are errors."""
         if not isinstance(data, Mapping):
             raise FrameworkModelError("?", "(model)", f"must be a mapping, got {type(data).__name__}")

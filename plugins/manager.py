@@ -12,12 +12,12 @@ Environment:
   points and built-ins alike (``summaryguard.plugins.observe_logging``, say).
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: its NamedTuple would compile each
+# annotation given as a string (see summaryguard.rules.cli.report).
 import importlib
 import os
-import threading
 import warnings
+from _thread import RLock  # threading's own RLock; ``threading`` itself is not needed here
 from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -74,14 +74,14 @@ class PluginLoadError(NamedTuple):
     error: str
 
 
-_lock = threading.RLock()
-_manager: pluggy.PluginManager | None = None
+_lock = RLock()
+_manager: "pluggy.PluginManager | None" = None
 _errors: list[PluginLoadError] = []
 #: Called with no arguments whenever the set of plugins changes (cache resets).
 _listeners: list[Callable[[], None]] = []
 
 
-def get_plugin_manager() -> pluggy.PluginManager:
+def get_plugin_manager() -> "pluggy.PluginManager":
     """The process-wide manager, with built-ins and entry points loaded."""
     manager = _manager
     if manager is not None:
@@ -155,7 +155,7 @@ def _blocked_names() -> set[str]:
     return {n.strip() for n in os.environ.get(BLOCK_ENV, "").split(",") if n.strip()}
 
 
-def _load_entry_points(manager: pluggy.PluginManager, blocked: set[str]) -> None:
+def _load_entry_points(manager: "pluggy.PluginManager", blocked: set[str]) -> None:
     if not may_declare(ENTRY_POINT_GROUP):
         return  # importlib.metadata would list none (see .entry_points): its import is not paid
     from importlib import metadata

@@ -15,8 +15,8 @@ are relative to the folder of the file that holds it.
 ``tomllib`` reads TOML on Python 3.11+, its backport ``tomli`` on 3.10.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: its NamedTuple would compile each
+# annotation given as a string (see summaryguard.rules.cli.report).
 import re
 import sys
 from collections.abc import Collection, Mapping
@@ -78,7 +78,7 @@ class PerFileIgnore(NamedTuple):
     """Codes not reported in the files that one glob matches."""
 
     pattern: str
-    spec: GitIgnoreSpec
+    spec: "GitIgnoreSpec"
     codes: tuple[str, ...]
 
 
@@ -92,7 +92,7 @@ class Config(NamedTuple):
     select: tuple[str, ...] = (ALL,)
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    exclude_spec: GitIgnoreSpec | None = None
+    exclude_spec: "GitIgnoreSpec | None" = None
     per_file_ignores: tuple[PerFileIgnore, ...] = ()
     tool_calls: tuple[str, ...] = ()
     resume_calls: tuple[str, ...] = ()

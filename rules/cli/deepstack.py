@@ -13,12 +13,17 @@ default limit of 1,000 frames a few hundred implicitly concatenated strings
 the worker runs, the recursion limit is raised to :data:`RECURSION_LIMIT`
 (never lowered), far below what the stack holds; deeper recursion still ends
 in a ``RecursionError`` that the engine reports as an error for that file.
+
+The worker is started with ``_thread``, the interpreter's own thread primitives that
+``threading`` is built on: a pre-commit run whose files the pre-filter dismisses
+screens them on this stack too, and importing ``threading`` would cost it more than
+a twentieth of flake8's whole run (SPEC §3.1.2).
 """
 
 from __future__ import annotations
 
+import _thread
 import sys
-import threading
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -36,27 +41,29 @@ def call_with_deep_stack(function: Callable[[], T], stack_bytes: int = STACK_BYT
     """``function()`` on a thread with ``stack_bytes`` of stack; its result or its exception."""
     outcome: list[T] = []
     failure: list[BaseException] = []
+    done = _thread.allocate_lock()
+    done.acquire()
 
     def work() -> None:
         try:
             outcome.append(function())
         except BaseException as exc:  # handed to the caller's thread as it is
             failure.append(exc)
+        finally:
+            done.release()
 
     limit = sys.getrecursionlimit()
-    previous = threading.stack_size()
     try:
-        threading.stack_size(stack_bytes)
+        previous = _thread.stack_size(stack_bytes)
     except (ValueError, RuntimeError):  # pragma: no cover - a platform that refuses the size
         return function()
     sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
         try:
-            worker = threading.Thread(target=work, name="summaryguard-analyze", daemon=True)
-            worker.start()
+            _thread.start_new_thread(work, ())
         finally:
-            threading.stack_size(previous)
-        worker.join()
+            _thread.stack_size(previous)
+        done.acquire()  # the worker's end (like a daemon thread's, it does not hold up exit)
     finally:
         sys.setrecursionlimit(limit)
     if failure:

@@ -37,8 +37,9 @@ __all__ = ["FINGERPRINT_KEY", "fingerprints", "normalize_line", "project_path"]
 FINGERPRINT_KEY = "summaryguardFingerprint/v1"
 
 # Line breaks as Python (and libcst's line numbers) count them; str.splitlines
-# would also split on form feeds and other characters Python does not.
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# would also split on form feeds and other characters Python does not. Compiled by
+# ``re``'s own cache when a finding is first fingerprinted, never at import (SPEC §3.1.2).
+_LINE_BREAK = r"\r\n|\r|\n"
 
 F = TypeVar("F", bound=FindingLike)
 
@@ -70,7 +71,7 @@ def fingerprints(findings: Iterable[F], texts: Mapping[str, str], root: Path | s
     for finding in ordered:
         lines = lines_of.get(finding.path)
         if lines is None:
-            lines = lines_of[finding.path] = _LINE_BREAK.split(texts.get(finding.path, ""))
+            lines = lines_of[finding.path] = re.split(_LINE_BREAK, texts.get(finding.path, ""))
         text = normalize_line(lines[finding.line - 1]) if 0 < finding.line <= len(lines) else ""
         where = project_path(finding.path, root)
         digest = hashlib.sha256("\0".join((finding.code, where, text)).encode("utf-8", "surrogatepass")).hexdigest()

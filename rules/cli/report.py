@@ -12,8 +12,10 @@ under one, and the ``dataclasses`` module with ``inspect`` a tenth of flake8's
 whole run (SPEC §3.1.2).
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here, nor in the other modules that define
+# a run's NamedTuples: typing.NamedTuple compiles every annotation it is given as a
+# string (a ForwardRef each), a few times the cost of the class itself. Names that only
+# a type checker sees are quoted.
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import NamedTuple, Protocol
@@ -63,7 +65,7 @@ class FindingLike(Protocol):
     @property
     def message(self) -> str: ...
     @property
-    def trace(self) -> Sequence[TraceStepLike]: ...
+    def trace(self) -> "Sequence[TraceStepLike]": ...
 
 
 class TraceStepLike(Protocol):
@@ -146,7 +148,7 @@ class Report(NamedTuple):
         fingerprints: Mapping[FindingLike, str] | None = None,
         baseline: BaselineStats | None = None,
         show_trace: bool = False,
-    ) -> Report:
+    ) -> "Report":
         """A report with findings and errors in a stable order (path, position, code)."""
         return Report(
             findings=sorted(findings, key=lambda f: (f.path, f.line, f.column, f.code, f.message)),

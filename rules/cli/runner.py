@@ -21,8 +21,8 @@ for the target grammar, a plugin rule from outside summaryguard, the SARIF
 format, which describes the rule classes) takes the full path.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: its NamedTuple would compile each
+# annotation given as a string (see summaryguard.rules.cli.report).
 import os
 import time
 import warnings
@@ -231,7 +231,7 @@ def _compiles(text: str) -> bool:
     return True
 
 
-def _open_cache(config: Config, rules: Sequence[type], vocabulary: object) -> ResultCache:
+def _open_cache(config: Config, rules: Sequence[type], vocabulary: object) -> "ResultCache":
     """The cache folder for this configuration and these settings (see :mod:`.cache`)."""
     from .cache import ResultCache, cache_folder, settings_key
 

@@ -25,9 +25,10 @@ KNOWN_TARGETS: tuple[str, ...] = (
     "3.0", "3.1", "3.3", "3.5", "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15",
 )
 
-_WRITTEN = re.compile(r"^(?:py3(?P<short>\d{1,2})|(?P<major>3)\.(?P<minor>\d{1,2}))$")
+#: Patterns are compiled by ``re``'s own cache on first use: most runs name no target.
+_WRITTEN = r"^(?:py3(?P<short>\d{1,2})|(?P<major>3)\.(?P<minor>\d{1,2}))$"
 #: One clause of a version specifier (PEP 440): operator and version.
-_CLAUSE = re.compile(r"^\s*(?P<op>~=|==|>=|>|<=|<|!=|===)\s*(?P<version>[0-9][0-9a-zA-Z.*+!-]*)\s*$")
+_CLAUSE = r"^\s*(?P<op>~=|==|>=|>|<=|<|!=|===)\s*(?P<version>[0-9][0-9a-zA-Z.*+!-]*)\s*$"
 
 
 class TargetError(ValueError):
@@ -41,7 +42,7 @@ def _key(version: str) -> tuple[int, int]:
 
 def normalize_target(value: str) -> str:
     """``"3.12"`` for ``"3.12"`` or ``"py312"``; :class:`TargetError` for anything else."""
-    match = _WRITTEN.match(value.strip())
+    match = re.match(_WRITTEN, value.strip())
     if match:
         minor = match.group("short") or match.group("minor")
         version = f"3.{int(minor)}"
@@ -61,7 +62,7 @@ def target_from_requires_python(specifier: object) -> str | None:
         return None
     lowest: tuple[int, int] | None = None
     for clause in specifier.split(","):
-        match = _CLAUSE.match(clause)
+        match = re.match(_CLAUSE, clause)
         if match is None:
             if clause.strip():
                 return None

@@ -14,8 +14,8 @@ imports the rule classes (and libcst): what such a rule is, its code and its
 ``PREFILTER``, is known only from its class.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: its NamedTuple would compile each
+# annotation given as a string (see summaryguard.rules.cli.report).
 import importlib
 import importlib.machinery
 import os
@@ -117,7 +117,7 @@ def _room_rule_folder(plugin: object) -> str | None:
 
 
 @lru_cache(maxsize=1)
-def builtin_rules() -> tuple[type[LintRule], ...]:
+def builtin_rules() -> "tuple[type[LintRule], ...]":
     """The rules shipped in ``summaryguard.rules``, sorted by code."""
     import inspect
 
@@ -137,7 +137,7 @@ def builtin_rules() -> tuple[type[LintRule], ...]:
     return tuple(sorted(found, key=lambda r: r.code))
 
 
-def plugin_rules() -> list[type[LintRule]]:
+def plugin_rules() -> "list[type[LintRule]]":
     """Rules contributed by plugins (anything that is not a LintRule is ignored)."""
     import inspect
 
@@ -153,7 +153,7 @@ def plugin_rules() -> list[type[LintRule]]:
     return sorted(rules, key=lambda r: r.code)
 
 
-def all_rules(use_plugins: bool = True) -> list[type[LintRule]]:
+def all_rules(use_plugins: bool = True) -> "list[type[LintRule]]":
     """Built-in rules and (with ``use_plugins``) plugin rules, framework rooms' included, sorted by code."""
     rules = list(builtin_rules())
     if use_plugins:
@@ -161,7 +161,7 @@ def all_rules(use_plugins: bool = True) -> list[type[LintRule]]:
     return sorted(rules, key=lambda r: r.code)
 
 
-def rule_doc(rule: type[LintRule] | LintRule) -> str:
+def rule_doc(rule: "type[LintRule] | LintRule") -> str:
     """The rule's documentation as markdown (``explain``, SARIF help, docs)."""
     import inspect
 

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import pytest
 
-from summaryguard.rules.cli.deepstack import call_with_deep_stack
+from summaryguard.rules.cli.deepstack import RECURSION_LIMIT, call_with_deep_stack
 
 
 def test_result_and_thread() -> None:
-    names: list[str] = []
+    seen: list[tuple[int, int]] = []
+    limit = sys.getrecursionlimit()
 
     def work() -> int:
-        names.append(threading.current_thread().name)
+        seen.append((threading.get_ident(), sys.getrecursionlimit()))
         return 42
 
     assert call_with_deep_stack(work) == 42
-    assert names == ["summaryguard-analyze"]
+    assert seen == [(seen[0][0], max(limit, RECURSION_LIMIT))] and seen[0][0] != threading.get_ident()
     assert threading.stack_size() == 0  # the process default is restored
+    assert sys.getrecursionlimit() == limit
 
 
 def test_exception_is_raised_in_the_caller() -> None:

@@ -31,10 +31,11 @@ __all__ = ["baseline_line", "escape", "format_error", "format_finding", "summary
 #: C0 controls, DEL, C1 controls, the Unicode line and paragraph separators, and
 #: the bidirectional overrides and isolates (text that displays in another order
 #: than it reads: "Trojan Source").
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: (Patterns are compiled by ``re``'s own cache when text first needs escaping.)
+_CONTROL = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 #: A workflow command: ``::`` at the start of a line (GitHub ignores leading blanks).
-_COMMAND = re.compile(r"^(\s*):(?=:)")
+_COMMAND = r"^(\s*):(?=:)"
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -53,8 +54,8 @@ def escape(text: str) -> str:
     text = displayable(text)
     if text.isprintable() and not text.lstrip().startswith("::"):
         return text  # the common case: nothing to do
-    text = _CONTROL.sub(_visible, text)
-    return _COMMAND.sub(lambda m: m.group(1) + "\\x3a", text)
+    text = re.sub(_CONTROL, _visible, text)
+    return re.sub(_COMMAND, lambda m: m.group(1) + "\\x3a", text)
 
 
 def _line_start(path: str) -> str:
