@@ -60,11 +60,12 @@ def _codes_in(folder: str) -> frozenset[str]:
         entries = os.listdir(folder)
     except OSError:
         return frozenset()
-    suffixes = tuple(importlib.machinery.all_suffixes())
+    suffixes = sorted(importlib.machinery.all_suffixes(), key=len, reverse=True)
     names = set()
     for entry in entries:
-        if entry.endswith(suffixes):
-            names.add(entry.partition(".")[0])
+        suffix = next((s for s in suffixes if entry.endswith(s)), None)
+        if suffix is not None:
+            names.add(entry[: -len(suffix)])  # "a.cpython-311.pyc" stays "a.cpython-311": no module
         elif os.path.isfile(os.path.join(folder, entry, "__init__.py")):
             names.add(entry)
     return frozenset(code for name in names if (code := code_of_module(name)))

@@ -551,3 +551,14 @@ def test_no_builtin_orders_or_wraps_a_collecting_hook() -> None:
         for hook in (*COLLECTING_HOOKS, "summaryguard_lint_rules"):
             options = marked_options(getattr(module, hook, None), IMPL_ATTRIBUTE)
             assert options in (None, {}), (name, hook, options)
+
+
+def test_an_attribute_that_raises_marks_nothing() -> None:
+    from summaryguard.plugins.markers import IMPL_ATTRIBUTE, marked_options
+
+    class Exploding:
+        def __getattr__(self, name: str) -> object:
+            raise RuntimeError(name)
+
+    assert marked_options(Exploding(), IMPL_ATTRIBUTE) is None
+    assert marked_options(hookimpl(lambda: None), IMPL_ATTRIBUTE) == {}

@@ -118,3 +118,24 @@ def test_building_the_vocabulary_and_the_prefilter_imports_no_libcst() -> None:
     loaded, codes = json.loads(proc.stdout)
     assert loaded is False
     assert codes == sorted(rule.code for rule in RULES)
+
+
+def test_codes_are_read_from_a_folder_as_pkgutil_lists_its_modules(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The codes from file names without pkgutil (which imports inspect): modules of every
+    suffix and packages count, other files and folders do not."""
+    import pkgutil
+
+    from summaryguard.rules.engine.registry import _codes_in, code_of_module
+
+    (tmp_path / "sg901_plain.py").write_text("")
+    (tmp_path / "sg902_compiled.pyc").write_bytes(b"")
+    (tmp_path / "sg906_cached.cpython-311.pyc").write_bytes(b"")  # a cache file's name: no module
+    (tmp_path / "sg903_package").mkdir()
+    (tmp_path / "sg903_package" / "__init__.py").write_text("")
+    (tmp_path / "sg904_folder").mkdir()  # no __init__: no module
+    (tmp_path / "sg905_notes.txt").write_text("")
+    (tmp_path / "helpers.py").write_text("")
+    assert _codes_in(str(tmp_path)) == {"SG901", "SG902", "SG903"}
+    listed = {code for info in pkgutil.iter_modules([str(tmp_path)]) if (code := code_of_module(info.name))}
+    assert listed == _codes_in(str(tmp_path))
+    assert _codes_in(str(tmp_path / "missing")) == frozenset()
