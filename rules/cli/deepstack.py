@@ -14,10 +14,11 @@ the worker runs, the recursion limit is raised to :data:`RECURSION_LIMIT`
 (never lowered), far below what the stack holds; deeper recursion still ends
 in a ``RecursionError`` that the engine reports as an error for that file.
 
-The worker is started with ``_thread``, the interpreter's own thread primitives that
-``threading`` is built on: a pre-commit run whose files the pre-filter dismisses
-screens them on this stack too, and importing ``threading`` would cost it more than
-a twentieth of flake8's whole run (SPEC §3.1.2).
+The worker is started through ``threading`` when the process has imported it, so that
+what hooks threads (coverage's tracer, profilers, ``threading.excepthook``) sees the
+work; otherwise with ``_thread``, the primitives ``threading`` is built on: a pre-commit
+run whose files the pre-filter dismisses screens them on this stack too, and importing
+``threading`` would cost it more than a twentieth of flake8's whole run (SPEC §3.1.2).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def call_with_deep_stack(function: Callable[[], T], stack_bytes: int = STACK_BYT
     sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
         try:
-            _thread.start_new_thread(work, ())
+            _start(work)
         finally:
             _thread.stack_size(previous)
         done.acquire()  # the worker's end (like a daemon thread's, it does not hold up exit)
@@ -69,3 +70,11 @@ def call_with_deep_stack(function: Callable[[], T], stack_bytes: int = STACK_BYT
     if failure:
         raise failure[0]
     return outcome[0]
+
+
+def _start(work: Callable[[], None]) -> None:
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        threading.Thread(target=work, name="summaryguard-analyze", daemon=True).start()
+    else:
+        _thread.start_new_thread(work, ())

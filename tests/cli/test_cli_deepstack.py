@@ -24,6 +24,24 @@ def test_result_and_thread() -> None:
     assert sys.getrecursionlimit() == limit
 
 
+def test_started_through_threading_when_it_is_loaded() -> None:
+    """So coverage and profilers, which hook threading, see the work."""
+    names: list[str] = []
+    assert call_with_deep_stack(lambda: names.append(threading.current_thread().name)) is None
+    assert names == ["summaryguard-analyze"]
+
+
+def test_started_with_the_primitives_when_threading_is_not_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import _thread
+
+    monkeypatch.setitem(sys.modules, "threading", None)  # as in a process that never imported it
+    seen: list[int] = []
+    assert call_with_deep_stack(lambda: seen.append(_thread.get_ident()) or 7) == 7
+    assert seen and seen[0] != _thread.get_ident()
+    monkeypatch.undo()
+    assert threading.stack_size() == 0
+
+
 def test_exception_is_raised_in_the_caller() -> None:
     def work() -> None:
         raise KeyError("boom")

@@ -26,6 +26,7 @@ RELEVANT = "def resume(checkpoint):\n    ctx = checkpoint.resume_context()\n    
 
 _PROBE = """
 import json, sys
+before = set(sys.modules)  # what the interpreter's start imported (a sandbox's .pth may import threading)
 from summaryguard.rules.cli import main
 status = main(sys.argv[1:])
 print(json.dumps({"status": int(status), "libcst": "libcst" in sys.modules,
@@ -36,7 +37,8 @@ print(json.dumps({"status": int(status), "libcst": "libcst" in sys.modules,
                                     if m.startswith("summaryguard.rules.cli.formats.")),
                   "comments": "summaryguard.rules.cli.suppression" in sys.modules,
                   "plugin_manager": sorted(m for m in ("pluggy", "inspect", "dataclasses") if m in sys.modules),
-                  "stdlib": sorted(m for m in ("hashlib", "logging", "tomllib", "traceback") if m in sys.modules)}))
+                  "stdlib": sorted(m for m in ("argparse", "hashlib", "logging", "threading", "tomllib", "traceback")
+                                   if m in sys.modules and m not in before)}))
 """
 
 
@@ -70,7 +72,9 @@ def test_a_file_without_summary_vocabulary_imports_no_libcst(project: Path, cach
     assert result["formats"] == ["text"]
     assert result["report"].startswith("All clear: no findings in 1 file")
     # Nor what only a finding, a violation or an internal error needs (SPEC §3.1.2: nothing
-    # a run does not use); the TOML parser, here, reads the project's pyproject.toml.
+    # a run does not use), nor argparse (the plain command line, see
+    # command.plain_check_options) or threading (the deep-stack worker starts with _thread
+    # when nothing loaded it); the TOML parser, here, reads the project's pyproject.toml.
     assert result["stdlib"] == ["tomllib"]
     assert result["comments"] is False  # no suppression marker: the comment parser is not imported
     # Nor pluggy (the built-ins' vocabulary is asked of their modules, see
