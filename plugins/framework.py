@@ -16,7 +16,6 @@ frozen dataclass of this size costs several million instructions to create.
 # No ``from __future__ import annotations``: its NamedTuple would compile each
 # annotation given as a string (see summaryguard.rules.cli.report).
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 __all__ = ["FrameworkModel", "FrameworkModelError", "KINDS"]
@@ -44,7 +43,10 @@ class FrameworkModel(NamedTuple):
     #: The framework's name (the room's name).
     name: str
     #: Analyzer vocabulary by category (see ``hookspecs.VOCABULARY_CATEGORIES``).
-    vocabulary: Mapping[str, tuple[str, ...]] = MappingProxyType({})
+    #: (The default is one shared dict, never mutated; not a ``MappingProxyType``, which
+    #: cannot be pickled, and the worker pools of ``--jobs`` pickle the vocabulary where
+    #: processes are spawned.)
+    vocabulary: Mapping[str, tuple[str, ...]] = {}
     #: Classes whose instances collect graph nodes (``langgraph.graph.StateGraph``).
     graph_builders: tuple[str, ...] = ()
     #: Builder methods that add a node: ``add_node(name, fn)``.
@@ -116,7 +118,7 @@ class FrameworkModel(NamedTuple):
         if not isinstance(name, str) or not name:
             raise FrameworkModelError(str(name), "name", "must be a non-empty string")
         known = cls._fields
-        values: dict[str, Any] = {"name": name}
+        values: dict[str, Any] = {"name": name, "vocabulary": {}}
         for key, value in data.items():
             if key == "name":
                 continue

@@ -17,7 +17,6 @@ whole run (SPEC §3.1.2).
 # string (a ForwardRef each), a few times the cost of the class itself. Names that only
 # a type checker sees are quoted.
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 from typing import NamedTuple, Protocol
 
 __all__ = [
@@ -131,7 +130,7 @@ class Report(NamedTuple):
     #: The rules selected for the run, sorted by code (formats that describe rules use them).
     rules: Sequence[RuleInfo] = ()
     #: A stable identity for each finding that survives lines moving (see ``fingerprint``).
-    fingerprints: Mapping[FindingLike, str] = MappingProxyType({})
+    fingerprints: Mapping[FindingLike, str] = {}  # shared, never mutated (Report.build gives its own)
     #: Set when the run compared its findings with a baseline.
     baseline: BaselineStats | None = None
     #: ``--show-trace``: the text format prints each finding's evidence chain.

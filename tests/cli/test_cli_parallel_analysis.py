@@ -173,6 +173,23 @@ def test_the_pool_really_analyzes(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert parallel.errors == serial.errors
 
 
+def test_the_pool_analyzes_where_processes_are_spawned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows always, macOS and Python 3.14's Linux with threads alive: the workers' start-up
+    arguments (the vocabulary with the framework models) are pickled, and a pool that cannot
+    start falls back to one process without a word, so only the worker count shows it."""
+    import multiprocessing
+
+    from summaryguard.rules.cli import chunks as chunks_module
+
+    monkeypatch.setattr(chunks_module, "WHOLE_GROUP_SLACK", 0.0)
+    monkeypatch.setattr(batch_module, "_context", lambda: multiprocessing.get_context("spawn"))
+    root = _project(tmp_path, ["multimodule", "sg303_callers"])
+    serial = _batch(root, 1, monkeypatch)
+    spawned = _batch(root, 2, monkeypatch)
+    assert spawned.analysis_workers == 2
+    assert spawned.findings == serial.findings and spawned.errors == serial.errors
+
+
 def _whole_file_fixtures(root: Path) -> list[str]:
     shutil.copytree(FIXTURES, root / "fixtures", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "pyproject.toml").write_text("[tool.summaryguard]\n", encoding="utf-8")
