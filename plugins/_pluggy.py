@@ -38,18 +38,14 @@ class PluginManager(pluggy.PluginManager):
         super().__init__(PROJECT_NAME)
 
     def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
-        found = super().parse_hookimpl_opts(plugin, name)
-        if found is not None:
-            return found  # marked with pluggy's own marker
         method = getattr(plugin, name)
-        if not inspect.isroutine(method):
-            return None
-        options = marked_options(method, IMPL_ATTRIBUTE)
-        return None if options is None else _pluggy_options(_IMPL, options, f"{PROJECT_NAME}_impl")
+        options = marked_options(method, IMPL_ATTRIBUTE) if inspect.isroutine(method) else None
+        if options is None:
+            return super().parse_hookimpl_opts(plugin, name)  # pluggy's own marker, or none
+        return _pluggy_options(_IMPL, options, f"{PROJECT_NAME}_impl")
 
     def parse_hookspec_opts(self, module_or_class: Any, name: str) -> Any:
-        found = super().parse_hookspec_opts(module_or_class, name)
-        if found is not None:
-            return found
         options = marked_options(getattr(module_or_class, name), SPEC_ATTRIBUTE)
-        return None if options is None else _pluggy_options(_SPEC, options, f"{PROJECT_NAME}_spec")
+        if options is None:
+            return super().parse_hookspec_opts(module_or_class, name)
+        return _pluggy_options(_SPEC, options, f"{PROJECT_NAME}_spec")

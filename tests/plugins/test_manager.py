@@ -562,3 +562,28 @@ def test_an_attribute_that_raises_marks_nothing() -> None:
 
     assert marked_options(Exploding(), IMPL_ATTRIBUTE) is None
     assert marked_options(hookimpl(lambda: None), IMPL_ATTRIBUTE) == {}
+
+
+def test_a_plain_pluggy_manager_reads_the_markers_too() -> None:
+    """A plugin's own tests may build ``pluggy.PluginManager("summaryguard")`` with our specs."""
+    plain = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    plain.add_hookspecs(hookspecs)
+    calls: list[str] = []
+
+    class Late:
+        @hookimpl(trylast=True)
+        def summaryguard_vocabulary(self) -> dict[str, list[str]]:
+            calls.append("late")
+            return {"tool-calls": ["late.fetch"]}
+
+    class Early:
+        @hookimpl(tryfirst=True)
+        def summaryguard_vocabulary(self) -> dict[str, list[str]]:
+            calls.append("early")
+            return {"tool-calls": ["early.fetch"]}
+
+    plain.register(Early())
+    plain.register(Late())
+    assert plain.hook.summaryguard_vocabulary() == [{"tool-calls": ["early.fetch"]}, {"tool-calls": ["late.fetch"]}]
+    assert calls == ["early", "late"]
+    assert plain.hook.summaryguard_checkpoint_adapter.spec.opts["firstresult"] is True
