@@ -27,7 +27,7 @@ __all__ = [
     "unregister",
 ]
 
-__getattr__, __dir__ = lazy_exports(
+_exported, __dir__ = lazy_exports(
     __name__,
     dict.fromkeys(
         ("PluginLoadError", "PluginLoadWarning", "get_plugin_manager", "plugin_errors", "register",
@@ -36,3 +36,12 @@ __getattr__, __dir__ = lazy_exports(
     ),
     __all__,
 )
+
+
+
+def __getattr__(name: str) -> object:
+    if name == "manager":  # the package imported it before: ``summaryguard.plugins.manager`` still resolves
+        import importlib
+
+        return importlib.import_module(f"{__name__}.manager")
+    return _exported(name)

@@ -34,3 +34,18 @@ def test_an_unknown_name_is_an_attribute_error_naming_the_room() -> None:
 
     with pytest.raises(AttributeError, match="summaryguard.plugins.langgraph.*no_such_name"):
         room.no_such_name  # noqa: B018
+
+
+def test_the_plugin_package_still_reaches_its_manager_module() -> None:
+    """``import summaryguard.plugins`` imported the manager before it became lazy: code that
+    goes on to ``summaryguard.plugins.manager.X`` still works, and the exports stay lazy."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, summaryguard.plugins as p\n"
+        "lazy = 'summaryguard.plugins.manager' not in sys.modules and 'pluggy' not in sys.modules\n"
+        "print(lazy, p.manager.BUILTIN_PLUGINS[0], p.register is p.manager.register)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60).stdout
+    assert out.split() == ["True", "summaryguard.plugins.checkpoint_native", "True"]
