@@ -4,7 +4,7 @@ Write a plugin with :data:`hookimpl` against the specifications in
 :mod:`summaryguard.plugins.hookspecs`; publish it under the entry-point group
 ``summaryguard`` or call :func:`register`.
 
-The plugin manager's names load on first use: the markers and the hook
+The plugin manager's names (and its module) load on first use: the markers and the hook
 specifications import no pluggy, so a built-in plugin module (or a run that
 only reads the built-ins' vocabulary, see :func:`.manager.builtin_answers`)
 never pays for it.
@@ -27,21 +27,14 @@ __all__ = [
     "unregister",
 ]
 
-_exported, __dir__ = lazy_exports(
+# ``manager`` itself too: the package imported it before, so ``summaryguard.plugins.manager``
+# resolved after ``import summaryguard.plugins`` alone, and still does.
+__getattr__, __dir__ = lazy_exports(
     __name__,
     dict.fromkeys(
         ("PluginLoadError", "PluginLoadWarning", "get_plugin_manager", "plugin_errors", "register",
-         "reset_plugin_manager", "unregister"),
+         "reset_plugin_manager", "unregister", "manager"),
         "manager",
     ),
     __all__,
 )
-
-
-
-def __getattr__(name: str) -> object:
-    if name == "manager":  # the package imported it before: ``summaryguard.plugins.manager`` still resolves
-        import importlib
-
-        return importlib.import_module(f"{__name__}.manager")
-    return _exported(name)

@@ -20,13 +20,15 @@ def lazy_exports(
     package: str, homes: Mapping[str, str], public: Sequence[str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``: each name in ``homes`` is imported
-    from ``package.<its module>`` when first asked for, then kept as an ordinary attribute."""
+    from ``package.<its module>`` when first asked for, then kept as an ordinary attribute.
+    A name whose home is itself is that submodule (``{"manager": "manager"}``)."""
 
     def __getattr__(name: str) -> Any:
         home = homes.get(name)
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{home}"), name)
+        module = importlib.import_module(f"{package}.{home}")
+        value = module if home == name else getattr(module, name)
         setattr(sys.modules[package], name, value)  # the next lookup is an ordinary attribute
         return value
 

@@ -121,7 +121,7 @@ def builtin_answers(hook: str) -> list[object] | None:
 
     Why: a run whose files the text pre-filter all dismisses needs the built-ins'
     vocabulary and rule folders, and importing pluggy and registering them with it
-    cost a tenth of flake8's whole run on such a file (SPEC §3.1.2). The answers are the
+    cost about a fifteenth of flake8's whole run on such a file (SPEC §3.1.2). The answers are the
     manager's exactly: nothing is registered until the manager is built, and an
     entry-point plugin is ruled out as :func:`_load_entry_points` rules it out. Their
     order is pluggy's (the last registered first: no built-in marks a collecting hook

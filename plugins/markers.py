@@ -3,8 +3,8 @@
 Why: every built-in plugin module is decorated with ``hookimpl`` when it is
 imported, and a ``summaryguard check`` of files the text pre-filter dismisses
 reads the built-ins' vocabulary without building the plugin manager (SPEC
-§3.1.2: half of flake8's run for such a file; pluggy and ``inspect`` are a
-tenth of flake8's run to import, registering the built-ins another tenth).
+§3.1.2: half of flake8's run for such a file; importing pluggy and registering
+the built-ins with it cost about a fifteenth of flake8's run).
 
 A marker records the keyword arguments it was given on the function, checked
 against pluggy's own names; the plugin manager (:mod:`._pluggy`) turns that

@@ -79,7 +79,7 @@ def plain_check_options(arguments: Sequence[str]) -> CheckOptions | None:
 
     Why: that is the command a pre-commit hook runs on every commit (``check
     --force-exclude FILE ...``), and for a file the text pre-filter dismisses, importing
-    argparse and building the parser were a quarter of the run (SPEC §3.1.2)."""
+    argparse and building the parser were an eighth of the run (SPEC §3.1.2)."""
     from .runner import CheckOptions
 
     flags = 0

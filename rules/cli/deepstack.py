@@ -18,7 +18,7 @@ The worker is started through ``threading`` when the process has imported it, so
 what hooks threads (coverage's tracer, profilers, ``threading.excepthook``) sees the
 work; otherwise with ``_thread``, the primitives ``threading`` is built on: a pre-commit
 run whose files the pre-filter dismisses screens them on this stack too, and importing
-``threading`` would cost it more than a twentieth of flake8's whole run (SPEC §3.1.2).
+``threading`` would cost it about a thirtieth of flake8's whole run (SPEC §3.1.2).
 """
 
 from __future__ import annotations
