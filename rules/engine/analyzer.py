@@ -58,6 +58,7 @@ from .outline import Skeleton, file_graph_nodes, outline_skeleton, skeleton
 from .project import ModuleInfo, Project
 from .relevance import FileScan, FunctionWords, relevant_functions, scan
 from .solver import solve
+from .syntax import forget_walks
 from .vocabulary import Vocabulary
 
 __all__ = ["Analyzer", "ScreenFacts"]
@@ -228,9 +229,14 @@ class Analyzer:
         ``context`` holds modules that are analyzed with the others but not
         checked (the project modules the checked files import): their facts
         count, their findings and errors are never reported. The cyclic garbage
-        collector is paused meanwhile (see :mod:`.collector`)."""
+        collector is paused meanwhile (see :mod:`.collector`), and the walks the
+        analysis remembered are dropped before it comes back on (see
+        :func:`.syntax.forget_walks`)."""
         with collector_paused():
-            return self._analyze(sources, facts, context)
+            try:
+                return self._analyze(sources, facts, context)
+            finally:
+                forget_walks()
 
     def _analyze(
         self,
@@ -440,6 +446,22 @@ class Analyzer:
         context = RuleContext(model.path, model, self.vocabulary)
         for rule in (*reporting, *visiting):
             rule.begin(context)
+        try:
+            return self._pass(model, reporting, visiting, errors, place)
+        finally:
+            for rule in (*reporting, *visiting):
+                rule.end()
+
+    def _pass(
+        self,
+        model: FileModel,
+        reporting: list[LintRule],
+        visiting: list[LintRule],
+        errors: list[FileError],
+        place: _Places,
+    ) -> list[Finding]:
+        """The rules' pass over one file (begun by :meth:`_run_rules`): their findings,
+        with their failures and the pass's own added to ``errors``."""
         wrapper = MetadataWrapper(model.module.tree, unsafe_skip_copy=True)
         try:
             if reporting:

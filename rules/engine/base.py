@@ -124,6 +124,15 @@ class LintRule(cst.BatchableCSTVisitor):
         self.findings = []
         self.failure = None
 
+    def end(self) -> None:
+        """Called after each file's pass, once its findings are read: the instance
+        outlives the file, and what it held of it (the model, the positions of
+        every node) would keep the file's tree alive until the next file."""
+        self.context = None
+        self.findings = []
+        self.failure = None
+        self.metadata = {}
+
     def wants(self, model: FileModel) -> bool:
         """Whether this file needs the visitor pass for this rule (a rule that
         reports facts needs none)."""

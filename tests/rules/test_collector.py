@@ -147,3 +147,30 @@ def test_the_command_line_defers_its_collections(deferral: None, tmp_path: Path)
     (tmp_path / "a.py").write_text(RESUME)
     assert main(["check", "--no-cache", str(tmp_path / "a.py")]) == 1
     assert collector._deferred and not collector._defer
+
+
+
+class _KeepsTheCalls(LintRule):
+    code = "XT902"
+    name = "keeps-the-calls"
+    USES_MODEL = False
+    calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        _KeepsTheCalls.calls.append(node)
+
+
+def test_an_analysis_keeps_none_of_its_trees_alive_after_it() -> None:
+    """The walks an analysis remembers hold their roots: kept past its end, they
+    carried every tree of a group into the analyses of the next groups, and each
+    collection walked them again (issue 10). libcst's nodes take no weak reference:
+    what still refers to the calls a rule saw, once collected, is the test's list alone."""
+    _KeepsTheCalls.calls.clear()
+    analyzer = Analyzer(Vocabulary.build(), [*all_rules(), _KeepsTheCalls])
+    findings, errors = analyzer.analyze([("a.py", RESUME)])
+    assert errors == [] and findings
+    calls = _KeepsTheCalls.calls
+    assert calls
+    gc.collect()
+    holders = [r for call in calls for r in gc.get_referrers(call) if r is not calls]
+    assert holders == []
