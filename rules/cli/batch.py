@@ -85,6 +85,9 @@ class Batch:
     analysis_workers: int = 0
     #: Checked files whose findings came from their module record (see :mod:`.records`).
     records_hit: int = 0
+    #: What the user should know of how the run went (a pool that could not start):
+    #: the command line prints each once, as a warning.
+    warnings: list[str] = field(default_factory=list)
 
 
 def check_files(
@@ -127,7 +130,7 @@ def check_files(
             misses.append((path, text))
 
     batch.screened = len(misses)
-    computed, syntax, batch.workers = _screen_all(analyzer, misses, rejected, jobs)
+    computed, syntax, batch.workers = _screen_all(analyzer, misses, rejected, jobs, batch.warnings)
     for (path, _), errors in zip(rejected, syntax):
         verdicts[path] = (False, errors)
         if cache is not None:
@@ -158,7 +161,7 @@ def check_files(
             [(path, imports.get(path, ())) for path, _ in wanted],
             [path for path, _ in batch.sources if path not in lenders],
             resolver,
-            lambda targets: _load_context(targets, analyzer, cache, facts, jobs),
+            lambda targets: _load_context(targets, analyzer, cache, facts, jobs, batch.warnings),
             lenders,
         )
         batch.context = [dependency.path for dependency in context]
@@ -198,7 +201,9 @@ def _analyze_with_records(
         if cache is not None:
             items = [(p, t, digests[p]) for p, t in wanted] + [(d.path, d.text, d.digest) for d in context]
             _cached_facts(cache, facts, items)
-        findings, errors, batch.analysis_workers = _analyze_all(analyzer, wanted, context, imports, facts, jobs, resolver)
+        findings, errors, batch.analysis_workers = _analyze_all(
+            analyzer, wanted, context, imports, facts, jobs, resolver, batch.warnings
+        )
         return findings, errors
     from .dependencies import import_graph
     from .records import localize_rows, record_keys, relocate_rows
@@ -239,7 +244,9 @@ def _analyze_with_records(
     sources = [(u.path, u.text) for u in missed]
     items = [(u.path, u.text, digest_of[u.path]) for u in missed] + [(d.path, d.text, d.digest) for d in extra]
     _cached_facts(cache, facts, items)
-    computed, failures, batch.analysis_workers = _analyze_all(analyzer, sources, extra, imports, facts, jobs, resolver)
+    computed, failures, batch.analysis_workers = _analyze_all(
+        analyzer, sources, extra, imports, facts, jobs, resolver, batch.warnings
+    )
     location_of = {u.path: u.key for u in units}
     rows_of: dict[str, tuple[list[Any], list[Any]]] = {u.path: ([], []) for u in missed}
     for finding in computed:
@@ -314,7 +321,12 @@ SERIAL_SCREEN_CHARS = 400_000
 
 
 def _load_context(
-    targets: Sequence[str], analyzer: Analyzer, cache: ResultCache | None, facts: dict[str, Any], jobs: int
+    targets: Sequence[str],
+    analyzer: Analyzer,
+    cache: ResultCache | None,
+    facts: dict[str, Any],
+    jobs: int,
+    warnings: list[str],
 ) -> dict[str, Dependency]:
     """Read and screen the files ``targets`` (absolute paths) like checked files; the ones
     screened in, as dependencies. A file that cannot be read or decoded is left out: it is
@@ -348,7 +360,7 @@ def _load_context(
     if misses:
         items = [(target, text) for target, text, _ in misses]
         if jobs > 1 and sum(len(text) for _, text in items) >= SERIAL_SCREEN_CHARS:
-            computed = _screen_all(analyzer, items, [], jobs)[0]
+            computed = _screen_all(analyzer, items, [], jobs, warnings)[0]
         else:
             computed = screen_texts(analyzer, items)
         for (target, text, digest), (verdict, file_facts) in zip(misses, computed):
@@ -418,16 +430,22 @@ SERIAL_SYNTAX_CHECKS = 64
 
 
 def _screen_all(
-    analyzer: Analyzer, items: list[tuple[str, str]], rejected: list[tuple[str, str]], jobs: int
+    analyzer: Analyzer,
+    items: list[tuple[str, str]],
+    rejected: list[tuple[str, str]],
+    jobs: int,
+    warnings: list[str],
 ) -> tuple[list[tuple[Verdict, Any]], list[tuple[tuple[int | None, str], ...]], int]:
     """Verdicts of ``items`` in order, the syntax errors of ``rejected`` in order, and
-    the number of worker processes used (0: in this process)."""
+    the number of worker processes used (0: in this process). A pool that cannot
+    start (no ``/dev/shm``, a sandbox, a plugin that cannot be pickled) leaves the
+    work to this process and says why in ``warnings``."""
     workers = min(jobs, len(items) + len(rejected))
     if workers > 1 and (len(items) > 1 or len(rejected) > SERIAL_SYNTAX_CHECKS):
         try:
             return (*_screen_in_pool(analyzer, items, rejected, workers), workers)
-        except Exception:  # noqa: BLE001 - no pool (no /dev/shm, a sandbox, an unpicklable plugin): serial
-            pass
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            warnings.append(pool_failure("screening", workers, exc))
     return screen_texts(analyzer, items), syntax_texts(analyzer, rejected), 0
 
 
@@ -445,6 +463,15 @@ def _screen_in_pool(
         verdicts = [verdict for chunk in screened for verdict in chunk]
         syntax = [errors for chunk in checked for errors in chunk]
     return verdicts, syntax
+
+
+def pool_failure(work: str, workers: int, exc: BaseException) -> str:
+    """The warning for ``workers`` processes that could not do ``work``: the run goes on
+    in one process, with the same findings, only slower, and ``--jobs`` should not
+    promise cores it did not get without saying so."""
+    from ..engine.findings import describe
+
+    return f"the {work} ran in one process: {workers} worker processes could not start ({describe(exc)})"
 
 
 def _chunks(items: list[tuple[str, str]], workers: int) -> list[list[tuple[str, str]]]:
@@ -505,10 +532,12 @@ def _analyze_all(
     facts: dict[str, Any],
     jobs: int,
     resolver: ImportResolver,
+    warnings: list[str],
 ) -> tuple[list[Any], list[Any], int]:
     """Findings and errors of ``wanted`` analyzed with ``context``, and the number of
     worker processes used (0: in this process). Chunked across a pool when ``jobs`` > 1
-    and there is enough to share; the same findings either way (see :mod:`.chunks`).
+    and there is enough to share; the same findings either way (see :mod:`.chunks`). A
+    pool that cannot start leaves the work to this process and says why in ``warnings``.
 
     Each group of files that shares no module with the others (see
     :func:`.chunks.groups`: unrelated packages checked as one tree) is analyzed as a
@@ -523,8 +552,8 @@ def _analyze_all(
         if expected_speedup(chunks) >= MIN_SPEEDUP:
             try:
                 return (*_analyze_in_pool(analyzer, chunks, facts), len(chunks))
-            except Exception:  # noqa: BLE001 - no pool (no /dev/shm, a sandbox, an unpicklable plugin): one process
-                pass
+            except Exception as exc:  # noqa: BLE001 - no pool (no /dev/shm, a sandbox, an unpicklable plugin)
+                warnings.append(pool_failure("analysis", len(chunks), exc))
         chunks = plan(1)  # split for workers, but run here: one chunk, so no module is analyzed twice
     (chunk,) = chunks
     groups = [_projects(part) for part in chunk.parts] if chunk.parts else [_whole(wanted, context)]

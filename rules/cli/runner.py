@@ -139,6 +139,8 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
         batch = check_files(found.files, analyzer, cache, options.jobs or os.cpu_count() or 1, root=config.root)
         sources, raw_findings = batch.sources, batch.findings
         errors.extend(batch.errors)
+        for warning in dict.fromkeys(batch.warnings):
+            stderr.write(f"summaryguard: warning: {warning}\n")
         rule_infos = [rule_info(rule, engine.rule_doc) for rule in rule_classes if rule.code in codes]
     texts = dict(sources)
     failed = {error.path for error in errors}

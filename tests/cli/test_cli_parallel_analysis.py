@@ -408,3 +408,60 @@ def test_the_expected_speedup_counts_each_module_once() -> None:
     heavy = unit("h", 100_000, checked=False)
     sharing = [Chunk([unit("a", 1_000)], [heavy]), Chunk([unit("b", 1_000)], [heavy])]
     assert batch_module.expected_speedup(sharing) < 1.1
+
+
+def test_a_pool_that_cannot_start_is_said_and_changes_no_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule class the workers cannot import (defined in a function: pickle refuses it)
+    stops a spawned pool from starting: the run goes on in one process, and says so."""
+    import multiprocessing
+
+    from summaryguard.rules import engine
+    from summaryguard.rules.cli import chunks as chunks_module
+    from summaryguard.rules.cli.discovery import discover
+
+    class LocalRule(engine.LintRule):
+        code = "XT903"
+        name = "local-rule"
+        USES_MODEL = False
+
+    monkeypatch.setattr(chunks_module, "WHOLE_GROUP_SLACK", 0.0)
+    monkeypatch.setattr(batch_module, "_context", lambda: multiprocessing.get_context("spawn"))
+    root = _project(tmp_path, ["multimodule", "sg303_callers"])
+    monkeypatch.chdir(root)
+    vocabulary = engine.Vocabulary.build(use_plugins=True)
+    rules = [*engine.all_rules(use_plugins=True), LocalRule]
+    files = discover((), root=root).files
+    serial = batch_module.check_files(files, engine.Analyzer(vocabulary, rules), None, 1, root=root)
+    fallback = batch_module.check_files(files, engine.Analyzer(vocabulary, rules), None, 2, root=root)
+    assert serial.warnings == []
+    assert fallback.analysis_workers == 0 and fallback.workers == 0
+    assert fallback.warnings and all("worker processes could not start" in w for w in fallback.warnings)
+    assert any("PicklingError" in w or "AttributeError" in w for w in fallback.warnings), fallback.warnings
+    assert {w.split(":")[0] for w in fallback.warnings} == {"the screening ran in one process", "the analysis ran in one process"}
+    assert fallback.findings == serial.findings and fallback.errors == serial.errors
+
+
+def test_the_command_line_warns_once_of_a_pool_that_cannot_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where processes cannot share a semaphore (no ``/dev/shm``: multiprocessing raises
+    OSError), ``--jobs 2`` reports what ``--jobs 1`` reports, with one warning per kind of
+    work on standard error, and the exit status of the findings."""
+    root = _project(tmp_path, ["multimodule", "sg303_callers"])
+    one = _check(root, 1, monkeypatch, capsys)
+
+    def no_semaphores() -> None:
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(batch_module, "_context", no_semaphores)
+    status = main(["check", "--no-cache", "--format", "json", "--show-trace", "--jobs", "2"])
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert {"status": status, "findings": report["findings"], "errors": report["errors"]} == one
+    warnings = [line for line in captured.err.splitlines() if line.startswith("summaryguard: warning:")]
+    assert warnings == [
+        "summaryguard: warning: the screening ran in one process: 2 worker processes could not start "
+        "(OSError: [Errno 38] Function not implemented)",
+        "summaryguard: warning: the analysis ran in one process: 2 worker processes could not start "
+        "(OSError: [Errno 38] Function not implemented)",
+    ]
