@@ -119,10 +119,11 @@ class LintRule(cst.BatchableCSTVisitor):
     # -- engine side ---------------------------------------------------------------------
 
     def begin(self, context: RuleContext) -> None:
-        """Called before each file's pass (instances are reused across files)."""
+        """Called before each file's pass (instances are reused across files): what
+        an earlier file left is forgotten (see :meth:`end`), even where no pass
+        ended it."""
+        self.end()
         self.context = context
-        self.findings = []
-        self.failure = None
 
     def end(self) -> None:
         """Called after each file's pass, once its findings are read: the instance

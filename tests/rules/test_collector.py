@@ -149,7 +149,6 @@ def test_the_command_line_defers_its_collections(deferral: None, tmp_path: Path)
     assert collector._deferred and not collector._defer
 
 
-
 class _KeepsTheCalls(LintRule):
     code = "XT902"
     name = "keeps-the-calls"
