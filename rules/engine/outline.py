@@ -41,6 +41,8 @@ from .relevance import FileScan
 __all__ = ["Skeleton", "file_graph_nodes", "graph_nodes", "outline", "outline_skeleton", "skeleton"]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: What holds statements of one scope: statements, ``except`` clauses, ``case`` blocks.
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
 #: Words that keep a body for the concurrency and graph facts, whatever else it says.
 _CONCURRENCY = (
     "Thread", "thread", "create_task", "ensure_future", "TaskGroup", "submit", "xecutor", "allback",
@@ -91,8 +93,8 @@ def skeleton(text: str, tree: ast.Module) -> Skeleton:
                 items.append((True, node.name, _imports(node), _span(node, lines), walk(node.body)))
             elif isinstance(node, ast.ClassDef):
                 items.append((False, node.name, False, None, walk(node.body)))
-            elif isinstance(node, ast.stmt):
-                stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+            elif isinstance(node, _BLOCKS):
+                stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, _BLOCKS))
         return tuple(items)
 
     return walk(tree.body)
@@ -194,14 +196,16 @@ def outline_skeleton(
 
 
 def _imports(node: ast.AST) -> bool:
-    """Whether a function's own body (not nested defs or classes) imports something."""
-    stack = list(ast.iter_child_nodes(node))
+    """Whether a function's own body (not nested defs or classes) imports something, in
+    ``except`` and ``case`` blocks too, as the project's index collects imports
+    (:func:`.syntax.walk_statements`)."""
+    stack = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)]
     while stack:
         child = stack.pop()
         if isinstance(child, (ast.Import, ast.ImportFrom)):
             return True
-        if isinstance(child, ast.stmt) and not isinstance(child, (*_DEFS, ast.ClassDef)):
-            stack.extend(c for c in ast.iter_child_nodes(child) if isinstance(c, ast.stmt))
+        if not isinstance(child, (*_DEFS, ast.ClassDef)):
+            stack.extend(c for c in ast.iter_child_nodes(child) if isinstance(c, _BLOCKS))
     return False
 
 

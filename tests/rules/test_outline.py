@@ -7,7 +7,7 @@ import textwrap
 
 import libcst as cst
 
-from summaryguard.rules.engine.outline import graph_nodes, outline
+from summaryguard.rules.engine.outline import graph_nodes, outline, skeleton
 from summaryguard.rules.engine.relevance import scan
 
 SOURCE = textwrap.dedent(
@@ -168,3 +168,38 @@ def test_a_class_keeps_its_constructor_when_it_dispatches_or_builds() -> None:
     assert "self.agent = agent" in result  # a method submits work
     assert "self.spawner = Spawner(None)" in result  # the constructor builds an attribute
     assert "self.n = n" not in result
+
+
+def test_imports_and_functions_in_except_and_case_blocks_are_seen() -> None:
+    text = textwrap.dedent(
+        """\
+        def fallback():
+            try:
+                pass
+            except ImportError:
+                from json import loads
+            return loads
+
+
+        def pick(kind):
+            match kind:
+                case "a":
+                    import csv
+            return csv
+
+
+        def nested(kind):
+            try:
+                pass
+            except ValueError:
+                def checkpoint_helper(checkpoint):
+                    return checkpoint
+            return 1
+        """
+    )
+    result = _outline(text)
+    # an import anywhere in a body counts for the module's names: its body is kept
+    assert "from json import loads" in result and "import csv" in result
+    # a function defined in an ``except`` block is a nested function of the one around it
+    items = {item[1]: item for item in skeleton(text, ast.parse(text))}
+    assert [child[1] for child in items["nested"][4]] == ["checkpoint_helper"]
