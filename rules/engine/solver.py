@@ -68,9 +68,16 @@ def solve(
     for fn in project.functions:
         if relevant is not None and fn.qualname not in relevant:
             summaries[fn] = UNKNOWN
-    graph = call_graph(project.functions, project)
-    wanted = demanded(roots, graph) if roots is not None else None
-    order = callees_first([fn for fn in project.functions if fn not in summaries], graph)
+    if roots is None:
+        wanted = None
+        graph = call_graph(project.functions, project)
+        order = callees_first([fn for fn in project.functions if fn not in summaries], graph)
+    else:
+        # only what the roots reach has its calls read: a context function's body that
+        # nothing checked reaches is never walked (nor, where it is parsed lazily, parsed)
+        graph = _CallsOnDemand(project)
+        wanted = demanded(roots, graph)
+        order = callees_first([fn for fn in project.functions if fn in wanted and fn not in summaries], graph)
     rank = {fn: i for i, fn in enumerate(order)}
     # a heap by rank: a caller queued again waits until every callee queued before it is done
     pending = [rank[fn] for fn in order if wanted is None or fn in wanted]
@@ -91,7 +98,11 @@ def solve(
         results[fn] = result
         for callee in result.callees:
             callers.setdefault(callee, set()).add(fn)
-            if callee not in seen and callee in rank:  # a callee the call graph missed: analyzed now
+            if callee not in seen and callee not in summaries and (callee in rank or wanted is not None):
+                # a callee the call graph missed, or one outside what it reached: analyzed now
+                if callee not in rank:
+                    rank[callee] = len(order)
+                    order.append(callee)
                 seen.add(callee)
                 queued.add(callee)
                 heapq.heappush(pending, rank[callee])
@@ -124,6 +135,21 @@ def call_graph(functions: Iterable[FunctionInfo], project: Project) -> dict[Func
             pass
         graph[fn] = tuple(targets)
     return graph
+
+
+class _CallsOnDemand(dict):
+    """A call graph whose edges are read (:func:`call_graph` of one function) when first
+    asked for: what :func:`demanded` never reaches is never walked."""
+
+    def __init__(self, project: Project) -> None:
+        super().__init__()
+        self.project = project
+
+    def get(self, fn: FunctionInfo, default: object = None) -> tuple[FunctionInfo, ...]:  # type: ignore[override]
+        found = super().get(fn)
+        if found is None:
+            found = self[fn] = tuple(call_graph((fn,), self.project).get(fn, ()))
+        return found
 
 
 def demanded(roots: Iterable[FunctionInfo], graph: Mapping[FunctionInfo, Sequence[FunctionInfo]]) -> set[FunctionInfo]:
