@@ -47,6 +47,8 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from .base import LintRule, RuleContext
+from .bodies import defer_bodies
+from .bodies import positions as body_positions
 from .collector import collector_paused
 from .facts import Step
 from .findings import FileError, Finding, TraceStep, describe, is_too_deep
@@ -54,7 +56,7 @@ from .grammar import Shifts, after_host_rejection, map_column, parse_module
 from .model import FileModel, build_models
 from .prefilter import Prefilter
 from .names import dispatches_parameters, imported_modules, module_name_for, returns_imported_instances
-from .outline import Skeleton, file_graph_nodes, outline_skeleton, skeleton
+from .outline import Skeleton, file_graph_nodes, outline_deferring, outline_skeleton, skeleton
 from .project import ModuleInfo, Project
 from .relevance import FileScan, FunctionWords, relevant_functions, scan
 from .solver import solve
@@ -133,9 +135,20 @@ def _is_str_list(value: object) -> bool:
     return isinstance(value, list) and all(type(item) is str for item in value)
 
 
+def _is_line_range(value: object, lines: int) -> bool:
+    """``[first, last]``: 0-based lines of a text of ``lines`` lines, in order."""
+    return (
+        isinstance(value, list) and len(value) == 2 and type(value[0]) is int and type(value[1]) is int
+        and 0 <= value[0] <= value[1] < lines
+    )
+
+
 def _skeleton_to_json(items: Skeleton) -> list[Any]:
-    return [[is_def, name, imports, span and list(span), _skeleton_to_json(children)]
-            for is_def, name, imports, span, children in items]
+    return [
+        [is_def, name, imports, span and list(span), _skeleton_to_json(children),
+         None if import_lines is None else [list(r) for r in import_lines]]
+        for is_def, name, imports, span, children, import_lines in items
+    ]
 
 
 def _skeleton_from_json(data: object, lines: int) -> Skeleton | None:
@@ -145,9 +158,9 @@ def _skeleton_from_json(data: object, lines: int) -> Skeleton | None:
         return None
     items = []
     for item in data:
-        if not (isinstance(item, list) and len(item) == 5):
+        if not (isinstance(item, list) and len(item) == 6):
             return None
-        is_def, name, imports, span, children = item
+        is_def, name, imports, span, children, import_lines = item
         if type(is_def) is not bool or type(name) is not str or type(imports) is not bool:
             return None
         if span is not None:
@@ -156,10 +169,14 @@ def _skeleton_from_json(data: object, lines: int) -> Skeleton | None:
             if type(span[0]) is not int or type(span[1]) is not int or not 0 <= span[0] <= span[1] < lines:
                 return None
             span = (span[0], span[1], span[2])
+        if import_lines is not None:
+            if not isinstance(import_lines, list) or not all(_is_line_range(r, lines) for r in import_lines):
+                return None
+            import_lines = tuple((r[0], r[1]) for r in import_lines)
         inner = _skeleton_from_json(children, lines)
         if inner is None:
             return None
-        items.append((is_def, name, imports, span, inner))
+        items.append((is_def, name, imports, span, inner, import_lines))
     return tuple(items)
 
 
@@ -211,6 +228,9 @@ class Analyzer:
         self.prefilter = Prefilter(vocabulary, [r.PREFILTER for r in self.rule_classes if r.PREFILTER])
         #: The framework models' node registrations (``add_node``): graph nodes are found by them.
         self.registrations = frozenset(n for m in vocabulary.frameworks for n in m.node_registrations)
+        #: Whether a context module's bodies are parsed only when read (see :mod:`.bodies`);
+        #: off, every body the outline keeps is parsed with its module (the tests compare both).
+        self.defer_context_bodies = True
 
     def might_matter(self, text: str) -> bool:
         """Cheap text scan; False means the file cannot hold a finding."""
@@ -278,21 +298,28 @@ class Analyzer:
         parsed_scans = []
         for path, text, file_facts, is_context in screened:
             sink = [] if is_context else errors
-            outlined = outline_skeleton(
+            outline_args = (
                 text, file_facts.skeleton, file_facts.scan, module_name_for(path)[0], relevant,
                 self.prefilter.any_evidence, nodes, self.prefilter.lent_function_matters if file_facts.lends else None,
             )
+            deferred: dict[str, tuple[int, int, str]] = {}
+            if is_context and self.defer_context_bodies:
+                outlined, deferred = outline_deferring(*outline_args)
+            else:
+                outlined = outline_skeleton(*outline_args)
             tree = self._parse_cst(path, outlined, sink)
             if tree is None:
                 continue
             try:
-                project.add_module(path, tree, text, context=is_context)
+                module = project.add_module(path, tree, text, context=is_context)
             except RecursionError:
                 sink.append(FileError(path, None, _TOO_DEEP))
                 continue
+            defer_bodies(module, text, deferred, self.target_version)
             parsed_scans.append(file_facts.scan)
         del screened
         project.calls = {q: fw.calls for scan in parsed_scans for q, fw in scan.functions.items()}
+        project.words = {q: fw.words for scan in parsed_scans for q, fw in scan.functions.items()}
         project.finish()
         project.relevant = relevant_functions(parsed_scans, self.prefilter.function_matters) | project.graph_nodes()
         failed: dict[str, str] = {}
@@ -514,7 +541,7 @@ class _Places:
         found = self._positions.get(module.path)
         if found is None:
             wrapper = wrapper or MetadataWrapper(module.tree, unsafe_skip_copy=True)
-            found = self._positions[module.path] = wrapper.resolve(PositionProvider)
+            found = self._positions[module.path] = body_positions(module, wrapper.resolve(PositionProvider))
         return found
 
     def step(self, step: Step) -> TraceStep | None:

@@ -104,7 +104,7 @@ def _tuple_elements(expr: cst.BaseExpression) -> list[cst.BaseExpression] | None
 
 def param_annotation(fn: FunctionInfo, name: str) -> cst.BaseExpression | None:
     """The annotation of ``fn``'s parameter ``name``, as written."""
-    node = fn.node
+    node = fn.header
     if not isinstance(node, cst.FunctionDef):
         return None
     params = node.params
@@ -115,7 +115,7 @@ def param_annotation(fn: FunctionInfo, name: str) -> cst.BaseExpression | None:
 
 
 def return_annotation(fn: FunctionInfo) -> cst.BaseExpression | None:
-    node = fn.node
+    node = fn.header
     if isinstance(node, cst.FunctionDef) and node.returns is not None:
         return node.returns.annotation
     return None

@@ -274,7 +274,7 @@ def _summary_role(node: cst.CSTNode) -> bool:
 
 def _param_default(fn: FunctionInfo, name: str) -> cst.BaseExpression | None:
     """The default value of ``fn``'s parameter ``name``, if it has one."""
-    node = fn.node
+    node = fn.header
     if not isinstance(node, cst.FunctionDef):
         return None
     params = node.params
@@ -428,7 +428,7 @@ class _Analysis:
         self._channels: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._own: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._records: dict[FunctionInfo, list[tuple[cst.CSTNode, Stmt, str]]] = {}
-        self._attr_values: dict[tuple[str, str | None], dict[str, list[cst.BaseExpression]]] = {}
+        self._attr_values: dict[tuple[str, str | None, str], list[tuple[cst.BaseExpression, FunctionInfo]]] = {}
         self._modules_by_name: dict[str, ModuleInfo] | None = None
         self._calls: dict[FunctionInfo, _Calls] = {}
         self._compaction_locks: dict[FunctionInfo, frozenset[str] | None] = {}
@@ -502,7 +502,8 @@ class _Analysis:
         if isinstance(expr, cst.Attribute) and dotted(expr.value) in ("self", "cls") and view.fn.class_name:
             attr = expr.attr.value
             for method in module.classes.get(view.fn.class_name, {}).values():
-                for stmt in walk_statements(method.body):
+                body = method.body if self.project.may_mention(method, attr) else ()
+                for stmt in walk_statements(body):
                     if isinstance(stmt, (cst.Assign, cst.AnnAssign)) and isinstance(stmt.value, cst.Call):
                         targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
                         if any(isinstance(t, cst.Attribute) and t.attr.value == attr and dotted(t.value) == "self"
@@ -1105,18 +1106,20 @@ class _Analysis:
 
     def attribute_values(self, fn: FunctionInfo, attr: str) -> list[tuple[cst.BaseExpression, FunctionInfo]]:
         """Values the class of ``fn`` assigns to ``self.<attr>``, with the method that does."""
-        key = (fn.module.path, fn.class_name)
-        table = self._attr_values.get(key)
-        if table is None:
-            table = self._attr_values[key] = {}
+        key = (fn.module.path, fn.class_name, attr)
+        found = self._attr_values.get(key)
+        if found is None:
+            found = self._attr_values[key] = []
             for method in fn.module.classes.get(fn.class_name or "", {}).values():
+                if not self.project.may_mention(method, attr):
+                    continue  # its body cannot assign it: not read (nor parsed, see .bodies)
                 for stmt in walk_statements(method.body):
                     if isinstance(stmt, (cst.Assign, cst.AnnAssign)) and stmt.value is not None:
                         targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
                         for t in targets:
-                            if isinstance(t, cst.Attribute) and dotted(t.value) in ("self", "cls"):
-                                table.setdefault(t.attr.value, []).append((stmt.value, method))  # type: ignore[arg-type]
-        return table.get(attr, [])  # type: ignore[return-value]
+                            if isinstance(t, cst.Attribute) and dotted(t.value) in ("self", "cls") and t.attr.value == attr:
+                                found.append((stmt.value, method))  # type: ignore[arg-type]
+        return found
 
     def _conversation(self, expr: cst.CSTNode, view: _Fn, depth: int = 0) -> bool:
         """The conversation being compacted flows into ``expr``."""
@@ -1196,7 +1199,7 @@ class _Analysis:
         if found is not None:
             return found
         self._passes[fn] = frozenset()  # cycles
-        if isinstance(fn.node, cst.FunctionDef) and _returns_number(fn.node.returns):
+        if isinstance(fn.header, cst.FunctionDef) and _returns_number(fn.header.returns):
             return self._passes[fn]  # ``-> int``: a count of the text it is given, never the text
         view = self.view(fn)
         seeds = frozenset(fn.params) - {"self", "cls"}
@@ -1320,9 +1323,9 @@ class _Analysis:
         """``@app.post("/compact")`` where ``app`` is built at the module's top level by a web
         framework's application or router class (``FastAPI()``, ``APIRouter()``, ``Flask()``):
         known by the class the receiver is an instance of, never by the handler's name."""
-        if not isinstance(fn.node, cst.FunctionDef) or not fn.node.decorators:
+        if not isinstance(fn.header, cst.FunctionDef) or not fn.header.decorators:
             return False
-        for decorator in fn.node.decorators:
+        for decorator in fn.header.decorators:
             expr = decorator.decorator
             if isinstance(expr, cst.Call):
                 expr = expr.func

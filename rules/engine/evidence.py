@@ -485,15 +485,19 @@ class Evidence(Context):
         return annotated_class(return_annotation(callee), callee.module.imports, position)
 
     def _self_attribute_values(self, attr: str) -> list[cst.BaseExpression]:
-        """What the class's methods assign to ``self.<attr>`` (one scan per class, then memoized)."""
+        """What the class's methods assign to ``self.<attr>``, memoized per class and
+        attribute: only the methods whose words include ``attr`` are read (a context
+        method's body is then parsed only when it can assign it, see :mod:`.bodies`)."""
         assignments = _SELF_ASSIGNMENTS.get(self.fn.module)
         if assignments is None:
             assignments = _SELF_ASSIGNMENTS[self.fn.module] = {}
-        cls = self.fn.class_name or ""
-        by_attr = assignments.get(cls)
-        if by_attr is None:
-            by_attr = assignments[cls] = self_assignments(m.body for m in self.fn.module.classes.get(cls, {}).values())
-        return by_attr.get(attr, [])
+        key = (self.fn.class_name or "", attr)
+        found = assignments.get(key)
+        if found is None:
+            methods = self.fn.module.classes.get(key[0], {}).values()
+            mention = self.project.may_mention
+            found = assignments[key] = self_assignments(m.body for m in methods if mention(m, attr)).get(attr, [])
+        return found
 
     def _through_import(self, call: cst.Call) -> bool:
         name = dotted(call.func) or ""
@@ -873,7 +877,7 @@ class Evidence(Context):
         return self.behaviour(callee).predicate or None
 
 
-#: Per module, per class: what its methods assign to each ``self.<attr>``.
-_SELF_ASSIGNMENTS: weakref.WeakKeyDictionary[ModuleInfo, dict[str, dict[str, list[cst.BaseExpression]]]] = (
+#: Per module, per class and attribute: what its methods assign to ``self.<attr>``.
+_SELF_ASSIGNMENTS: weakref.WeakKeyDictionary[ModuleInfo, dict[tuple[str, str], list[cst.BaseExpression]]] = (
     weakref.WeakKeyDictionary()
 )

@@ -38,11 +38,15 @@ from collections.abc import Callable, Iterable
 
 from .relevance import FileScan
 
-__all__ = ["Skeleton", "file_graph_nodes", "graph_nodes", "outline", "outline_skeleton", "skeleton"]
+__all__ = [
+    "Skeleton", "file_graph_nodes", "graph_nodes", "outline", "outline_deferring", "outline_skeleton", "skeleton",
+]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: What holds statements of one scope: statements, ``except`` clauses, ``case`` blocks.
 _BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
+#: Read through their class's node (the fields a class stamps), never deferred (see :mod:`.bodies`).
+_CONSTRUCTORS = frozenset({"__init__", "__post_init__"})
 #: Words that keep a body for the concurrency and graph facts, whatever else it says.
 _CONCURRENCY = (
     "Thread", "thread", "create_task", "ensure_future", "TaskGroup", "submit", "xecutor", "allback",
@@ -68,7 +72,10 @@ def graph_nodes(trees: Iterable[ast.Module], registrations: frozenset[str]) -> s
 
 
 #: One function or class of a module, as :func:`outline` reads it: ``(is_def, name,
-#: imports, span, children)``, children in the order the outline visits them.
+#: imports, span, children, import_lines)``, children in the order the outline visits
+#: them; ``import_lines``: the 0-based first and last lines of each import of the
+#: function's own body, or None when one shares a line with other code (see
+#: :func:`outline_deferring`).
 #: Plain tuples, so that the screening in a worker process can hand it over.
 Skeleton = tuple
 
@@ -90,9 +97,12 @@ def skeleton(text: str, tree: ast.Module) -> Skeleton:
         while stack:
             node = stack.pop()
             if isinstance(node, _DEFS):
-                items.append((True, node.name, _imports(node), _span(node, lines), walk(node.body)))
+                imported = _imports(node)
+                items.append(
+                    (True, node.name, bool(imported), _span(node, lines), walk(node.body), _lines_of(imported, lines))
+                )
             elif isinstance(node, ast.ClassDef):
-                items.append((False, node.name, False, None, walk(node.body)))
+                items.append((False, node.name, False, None, walk(node.body), ()))
             elif isinstance(node, _BLOCKS):
                 stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, _BLOCKS))
         return tuple(items)
@@ -125,9 +135,47 @@ def outline_skeleton(
 ) -> str:
     """:func:`outline`, from the module's :func:`skeleton` instead of its tree; ``lent``
     (words, calls) keeps more of a module that only lends its classes."""
+    return _outline(text, outline_of, file_scan, module_name, relevant, evidence, nodes, lent, None)
+
+
+def outline_deferring(
+    text: str,
+    outline_of: Skeleton,
+    file_scan: FileScan,
+    module_name: str,
+    relevant: set[str],
+    evidence: Callable[[str], bool],
+    nodes: set[str],
+    lent: Callable[[str, Iterable[str]], bool] | None = None,
+) -> tuple[str, dict[str, tuple[int, int, str]]]:
+    """:func:`outline_skeleton` of a context module, with the kept bodies that can be
+    parsed later blanked too (see :mod:`.bodies`), and their spans by qualified name.
+    A blanked body keeps its imports, each on its own lines at the body's indentation:
+    an import anywhere in a module counts for the whole module's names."""
+    deferred: dict[str, tuple[int, int, str]] = {}
+    return _outline(text, outline_of, file_scan, module_name, relevant, evidence, nodes, lent, deferred), deferred
+
+
+def _outline(
+    text: str,
+    outline_of: Skeleton,
+    file_scan: FileScan,
+    module_name: str,
+    relevant: set[str],
+    evidence: Callable[[str], bool],
+    nodes: set[str],
+    lent: Callable[[str, Iterable[str]], bool] | None,
+    deferred: dict[str, tuple[int, int, str]] | None,
+) -> str:
     if "\r" in text:
         return text
     spans: list[tuple[int, int, str]] = []
+    #: Imports a deferred body keeps: first and last line, the body's indentation.
+    restores: dict[str, list[tuple[int, int, str]]] = {}
+    #: How many functions have each qualified name (``@overload`` stubs, conditional defs).
+    named: dict[str, int] = {}
+    # functions with named lambdas in them: their bodies add functions to the index
+    owners = {q.partition(".<locals>.")[0] for q in file_scan.functions if ".<locals>." in q}
 
     def keeps(name: str, qualname: str) -> bool:
         if qualname in relevant or name in nodes:
@@ -142,7 +190,7 @@ def outline_skeleton(
 
     def dispatches(items: Skeleton, prefix: str) -> bool:
         """Whether a method among ``items`` uses a concurrency word (its own words)."""
-        for is_def, name, _, _, _ in items:
+        for is_def, name, *_ in items:
             words = file_scan.functions.get(f"{prefix}.{name}") if is_def else None
             if words is not None and any(w in "\n".join(words.words) for w in _CONCURRENCY):
                 return True
@@ -158,13 +206,21 @@ def outline_skeleton(
         ``whole``: inside a kept function of a lending module, whose closures are part of
         what it lends (a helper's ``create_task(runner())`` runs the closure's body)."""
         kept = False
-        for is_def, name, imports, span, children in items:
+        for is_def, name, imports, span, children, import_lines in items:
             if is_def:
                 qualname = f"{prefix}.{name}"
+                named[qualname] = named.get(qualname, 0) + 1
                 own = whole or (lent is not None and keeps(name, qualname))
                 inner = visit(children, f"{qualname}.<locals>", own)
                 if own or inner or keeps(name, qualname) or imports:
                     kept = True
+                    if (
+                        deferred is not None and not inner and not children and span is not None
+                        and import_lines is not None and "<locals>" not in prefix
+                        and name not in _CONSTRUCTORS and qualname not in owners
+                    ):
+                        deferred[qualname] = span
+                        restores[qualname] = [(first, last, span[2]) for first, last in import_lines]
                     continue
                 if span is None:
                     kept = True
@@ -185,29 +241,56 @@ def outline_skeleton(
         return kept
 
     visit(outline_of, module_name)
+    if deferred:
+        for qualname in [q for q in deferred if named[q] > 1]:
+            del deferred[qualname]  # which of the functions of that name a span is, the index cannot tell
+        spans.extend(deferred.values())
     if not spans:
         return text
     lines = text.split("\n")
+    kept = [r for q in deferred or () for r in restores[q]]
+    original = lines[:] if kept else lines
     for start, end, indent in spans:
         lines[start] = indent + "..."
         for index in range(start + 1, end + 1):
             lines[index] = ""
+    for first, last, indent in kept:
+        lines[first] = indent + original[first].lstrip(" \t")
+        lines[first + 1 : last + 1] = original[first + 1 : last + 1]
     return "\n".join(lines)
 
 
-def _imports(node: ast.AST) -> bool:
-    """Whether a function's own body (not nested defs or classes) imports something, in
-    ``except`` and ``case`` blocks too, as the project's index collects imports
+def _imports(node: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """The imports of a function's own body (not of nested defs or classes), in
+    ``except`` and ``case`` blocks too, as the project's index collects them
     (:func:`.syntax.walk_statements`)."""
+    found: list[ast.Import | ast.ImportFrom] = []
     stack = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)]
     while stack:
         child = stack.pop()
         if isinstance(child, (ast.Import, ast.ImportFrom)):
-            return True
-        if not isinstance(child, (*_DEFS, ast.ClassDef)):
+            found.append(child)
+        elif not isinstance(child, (*_DEFS, ast.ClassDef)):
             stack.extend(c for c in ast.iter_child_nodes(child) if isinstance(c, _BLOCKS))
-    return False
+    return found
 
+
+def _lines_of(imports: list[ast.Import | ast.ImportFrom], lines: list[str]) -> tuple[tuple[int, int], ...] | None:
+    """Each import's 0-based first and last line, or None when one shares a line with
+    other code (``if TYPE_CHECKING: import x``, ``import x; y()``): it cannot be kept alone."""
+    found = []
+    for node in imports:
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        if last >= len(lines) or node.end_col_offset is None:
+            return None
+        line = lines[first]
+        if len(line) - len(line.lstrip(" \t")) != node.col_offset:
+            return None
+        rest = lines[last].encode("utf-8", "surrogatepass")[node.end_col_offset :].decode("utf-8", "replace").strip()
+        if rest and not rest.startswith("#"):
+            return None
+        found.append((first, last))
+    return tuple(sorted(found))
 
 def _span(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> tuple[int, int, str] | None:
     """0-based first and last line of the body and its indentation, or None when not blankable."""

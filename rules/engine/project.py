@@ -18,8 +18,9 @@ line, see :mod:`summaryguard.rules.cli.dependencies`). They lend their facts
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -28,6 +29,7 @@ from .syntax import Stmt, calls_in, expressions_of, statements, walk_statements
 from .vocabulary import Vocabulary
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .bodies import ParsedBody
     from .facts import Step
     from .graphs import GraphValues
 
@@ -63,6 +65,31 @@ class FunctionInfo:
     resumes_state: Step | None = None
     _lambda_body: list[Stmt] | None = field(default=None, repr=False)
 
+    def __getattr__(self, name: str) -> Any:
+        """``node`` of a function whose body is parsed when first read (see :mod:`.bodies`):
+        called only while the attribute is missing, so a parsed node costs nothing more."""
+        load = self.__dict__.get("_load_body")
+        if name != "node" or load is None:
+            raise AttributeError(name)
+        del self.__dict__["_load_body"]
+        node = self.node = load()
+        return node
+
+    def defer_body(self, load: Callable[[], cst.FunctionDef]) -> None:
+        """Parse this function's body when its ``node`` is first read: ``load`` returns the
+        ``def`` with its body (see :mod:`.bodies`); until then :attr:`header` is the ``def``
+        the module's tree holds, its body blanked."""
+        self.__dict__["_header"] = self.node
+        self.__dict__["_load_body"] = load
+        del self.__dict__["node"]
+
+    @property
+    def header(self) -> cst.FunctionDef | cst.Lambda | cst.Module:
+        """The node as far as its ``def`` line goes (name, parameters, annotations,
+        decorators), without parsing a deferred body."""
+        found = self.__dict__
+        return found["node"] if "node" in found else found["_header"]
+
     @property
     def body(self) -> list[Stmt]:
         node = self.node
@@ -74,7 +101,7 @@ class FunctionInfo:
 
     @property
     def is_module(self) -> bool:
-        return isinstance(self.node, cst.Module)
+        return isinstance(self.header, cst.Module)
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"<FunctionInfo {self.qualname}>"
@@ -95,6 +122,8 @@ class ModuleInfo:
     context: bool = False
     #: The file's absolute location as a dotted name (see :func:`.names.module_location`).
     location: str = ""
+    #: Bodies parsed after the module's tree, when first read (see :mod:`.bodies`).
+    parsed_bodies: list[ParsedBody] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -162,6 +191,9 @@ class Project:
         #: screening saw them): a cheap first cut for analyses that follow calls (see
         #: :mod:`.inflight`); a function missing here is not cut.
         self.calls: dict[str, set[str]] = {}
+        #: By qualified name, the words each function uses (names, attribute names, as
+        #: CPython's screening saw them): which bodies can mention a name at all.
+        self.words: dict[str, set[str]] = {}
         #: The summary given to functions not worth analyzing (set by the solver).
         self.unknown: object = None
         #: Memo of :meth:`Evidence._calls_tool_directly` for unanalyzed functions.
@@ -290,6 +322,13 @@ class Project:
         analysis looking for those calls can skip its body without walking it."""
         called = self.calls.get(fn.qualname)
         return called is None or not called.isdisjoint(names)
+
+    def may_mention(self, fn: FunctionInfo, word: str) -> bool:
+        """Whether ``fn``'s body may use the name or attribute ``word``: False only when
+        CPython's screening saw its words (:attr:`words`) and ``word`` is not one, so an
+        analysis looking for ``self.<word> = ...`` need not read (nor parse) its body."""
+        used = self.words.get(fn.qualname)
+        return used is None or word in used
 
     def graph_nodes(self) -> set[str]:
         """Nodes of graphs that summarize: their state is what a resume restores."""
