@@ -56,7 +56,7 @@ from .grammar import Shifts, after_host_rejection, map_column, parse_module
 from .model import FileModel, build_models
 from .prefilter import Prefilter
 from .names import dispatches_parameters, imported_modules, module_name_for, returns_imported_instances
-from .outline import Skeleton, file_graph_nodes, outline_deferring, outline_skeleton, skeleton
+from .outline import Skeleton, file_graph_nodes, outline_skeleton, skeleton
 from .project import ModuleInfo, Project
 from .relevance import FileScan, FunctionWords, relevant_functions, scan
 from .solver import solve
@@ -298,15 +298,12 @@ class Analyzer:
         parsed_scans = []
         for path, text, file_facts, is_context in screened:
             sink = [] if is_context else errors
-            outline_args = (
+            deferred: dict[str, tuple[int, int, str]] = {}
+            outlined = outline_skeleton(
                 text, file_facts.skeleton, file_facts.scan, module_name_for(path)[0], relevant,
                 self.prefilter.any_evidence, nodes, self.prefilter.lent_function_matters if file_facts.lends else None,
+                deferred if is_context and self.defer_context_bodies else None,
             )
-            deferred: dict[str, tuple[int, int, str]] = {}
-            if is_context and self.defer_context_bodies:
-                outlined, deferred = outline_deferring(*outline_args)
-            else:
-                outlined = outline_skeleton(*outline_args)
             tree = self._parse_cst(path, outlined, sink)
             if tree is None:
                 continue

@@ -53,7 +53,7 @@ def defer_bodies(
     module: ModuleInfo, text: str, spans: Mapping[str, tuple[int, int, str]], target: str | None
 ) -> None:
     """Defer the bodies of ``module``'s functions named in ``spans`` (qualified name ->
-    the body's 0-based first and last line in ``text``, as :func:`.outline.outline_deferring`
+    the body's 0-based first and last line in ``text``, as :func:`.outline.outline_skeleton`
     blanked them)."""
     if not spans:
         return

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable
 from .relevance import FileScan
 
 __all__ = [
-    "Skeleton", "file_graph_nodes", "graph_nodes", "outline", "outline_deferring", "outline_skeleton", "skeleton",
+    "Skeleton", "file_graph_nodes", "graph_nodes", "outline", "outline_skeleton", "skeleton",
 ]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -75,7 +75,7 @@ def graph_nodes(trees: Iterable[ast.Module], registrations: frozenset[str]) -> s
 #: imports, span, children, import_lines)``, children in the order the outline visits
 #: them; ``import_lines``: the 0-based first and last lines of each import of the
 #: function's own body, or None when one shares a line with other code (see
-#: :func:`outline_deferring`).
+#: the ``deferred`` of :func:`outline_skeleton`).
 #: Plain tuples, so that the screening in a worker process can hand it over.
 Skeleton = tuple
 
@@ -132,41 +132,15 @@ def outline_skeleton(
     evidence: Callable[[str], bool],
     nodes: set[str],
     lent: Callable[[str, Iterable[str]], bool] | None = None,
+    deferred: dict[str, tuple[int, int, str]] | None = None,
 ) -> str:
     """:func:`outline`, from the module's :func:`skeleton` instead of its tree; ``lent``
-    (words, calls) keeps more of a module that only lends its classes."""
-    return _outline(text, outline_of, file_scan, module_name, relevant, evidence, nodes, lent, None)
+    (words, calls) keeps more of a module that only lends its classes.
 
-
-def outline_deferring(
-    text: str,
-    outline_of: Skeleton,
-    file_scan: FileScan,
-    module_name: str,
-    relevant: set[str],
-    evidence: Callable[[str], bool],
-    nodes: set[str],
-    lent: Callable[[str, Iterable[str]], bool] | None = None,
-) -> tuple[str, dict[str, tuple[int, int, str]]]:
-    """:func:`outline_skeleton` of a context module, with the kept bodies that can be
-    parsed later blanked too (see :mod:`.bodies`), and their spans by qualified name.
-    A blanked body keeps its imports, each on its own lines at the body's indentation:
-    an import anywhere in a module counts for the whole module's names."""
-    deferred: dict[str, tuple[int, int, str]] = {}
-    return _outline(text, outline_of, file_scan, module_name, relevant, evidence, nodes, lent, deferred), deferred
-
-
-def _outline(
-    text: str,
-    outline_of: Skeleton,
-    file_scan: FileScan,
-    module_name: str,
-    relevant: set[str],
-    evidence: Callable[[str], bool],
-    nodes: set[str],
-    lent: Callable[[str, Iterable[str]], bool] | None,
-    deferred: dict[str, tuple[int, int, str]] | None,
-) -> str:
+    ``deferred`` (for a context module) receives the kept bodies that can be parsed
+    later (see :mod:`.bodies`), by qualified name, and those are blanked too; such a
+    body keeps its imports, each on its own lines at the body's indentation: an import
+    anywhere in a module counts for the whole module's names."""
     if "\r" in text:
         return text
     spans: list[tuple[int, int, str]] = []

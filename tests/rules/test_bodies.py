@@ -13,7 +13,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules, bodies
 from summaryguard.rules.engine.analyzer import _skeleton_from_json, _skeleton_to_json
 from summaryguard.rules.engine.names import module_name_for
-from summaryguard.rules.engine.outline import outline_deferring, outline_skeleton, skeleton
+from summaryguard.rules.engine.outline import outline_skeleton, skeleton
 from summaryguard.rules.engine.project import FunctionInfo, Project
 from summaryguard.rules.engine.relevance import scan
 
@@ -76,8 +76,9 @@ def main(agent):
 
 def _deferred(text: str, name: str = "app.recovery") -> dict[str, tuple[int, int, str]]:
     tree = ast.parse(text)
-    everything = {q for q in scan(tree, name).functions}
-    _, deferred = outline_deferring(text, skeleton(text, tree), scan(tree, name), name, everything, lambda w: True, set())
+    everything = set(scan(tree, name).functions)
+    deferred: dict[str, tuple[int, int, str]] = {}
+    outline_skeleton(text, skeleton(text, tree), scan(tree, name), name, everything, lambda w: True, set(), None, deferred)
     return deferred
 
 
@@ -86,10 +87,8 @@ def _project(text: str, defer: bool) -> Project:
     name = module_name_for("app/recovery.py")[0]
     file_scan = scan(tree, name)
     args = (text, skeleton(text, tree), file_scan, name, set(file_scan.functions), lambda w: True, set())
-    if defer:
-        outlined, spans = outline_deferring(*args)
-    else:
-        outlined, spans = outline_skeleton(*args), {}
+    spans: dict[str, tuple[int, int, str]] = {}
+    outlined = outline_skeleton(*args, None, spans if defer else None)
     project = Project(Vocabulary.build())
     module = project.add_module("app/recovery.py", cst.parse_module(outlined), text, context=True)
     bodies.defer_bodies(module, text, spans, None)
