@@ -13,6 +13,8 @@ call resolution), :mod:`.evidence` (what values and calls are),
 :mod:`.rederive` (SG201's shapes), :mod:`.behaviour` / :mod:`.solver`
 (function summaries to a fixed point), :mod:`.model` (verdicts by node),
 :mod:`.base` (the rule class), :mod:`.registry` (which rules exist),
+:mod:`.relevance` / :mod:`.outline` (which bodies libcst parses),
+:mod:`.bodies` (a context module's bodies, parsed when read),
 :mod:`.analyzer` (the driver).
 """
 
