@@ -56,6 +56,11 @@ def guarded_import(checkpoint):
     return checkpoint.summary
 
 
+def shared_line(checkpoint):
+    import json; checkpoint.seen = True
+    return checkpoint.summary
+
+
 class Store:
     def __init__(self, checkpoint):
         self.checkpoint = checkpoint
@@ -124,6 +129,7 @@ def test_a_deferred_body_is_parsed_when_first_read_and_equals_the_whole_parse() 
     full = next(f for q, f in whole.items() if q.endswith("load_latest"))
     assert _statements(fn) == _statements(full)
     assert "node" in vars(fn) and fn.node is fn.node  # parsed once, then an attribute like any other
+    assert not hasattr(fn, "no_such_field")
     assert not fn.is_module and fn.header is fn.node
 
 
@@ -191,7 +197,7 @@ def test_cached_import_lines_come_back_or_the_entry_is_a_miss() -> None:
     data = _skeleton_to_json(outline_of)
     assert _skeleton_from_json(data, lines) == outline_of
     by_name = {item[1]: item for item in outline_of}
-    assert by_name["load_latest"][5] and by_name["guarded_import"][5] is None
+    assert by_name["load_latest"][5] and by_name["guarded_import"][5] is None and by_name["shared_line"][5] is None
     assert by_name["never_called"][5] == ()
     damaged = [list(item) for item in data]
     index = next(i for i, item in enumerate(data) if item[1] == "load_latest")
