@@ -189,6 +189,23 @@ def _facts(
     )
 
 
+def _calls_and_words(scans: Sequence[FileScan]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The names each function calls and the words it uses, by qualified name, as
+    :attr:`.project.Project.calls` and :attr:`~.project.Project.words` hold them: two
+    modules of one name (folders without ``__init__.py``) give one qualified name two
+    functions, whose sets are joined (a cut by them must hold for both)."""
+    calls: dict[str, set[str]] = {}
+    words: dict[str, set[str]] = {}
+    for file_scan in scans:
+        for qualname, found in file_scan.functions.items():
+            if qualname in calls:
+                calls[qualname] = calls[qualname] | found.calls
+                words[qualname] = words[qualname] | found.words
+            else:
+                calls[qualname], words[qualname] = found.calls, found.words
+    return calls, words
+
+
 def _syntax_error(path: str, text: str, exc: SyntaxError | ValueError) -> FileError:
     """CPython's refusal as a row: its line and message (a null byte: the line it is on)."""
     line, message = (exc.lineno, exc.msg) if isinstance(exc, SyntaxError) else (None, str(exc))
@@ -315,8 +332,7 @@ class Analyzer:
             defer_bodies(module, text, deferred, self.target_version)
             parsed_scans.append(file_facts.scan)
         del screened
-        project.calls = {q: fw.calls for scan in parsed_scans for q, fw in scan.functions.items()}
-        project.words = {q: fw.words for scan in parsed_scans for q, fw in scan.functions.items()}
+        project.calls, project.words = _calls_and_words(parsed_scans)
         project.finish()
         project.relevant = relevant_functions(parsed_scans, self.prefilter.function_matters) | project.graph_nodes()
         failed: dict[str, str] = {}

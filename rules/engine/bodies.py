@@ -13,16 +13,21 @@ first time its ``node`` is read: nothing that reads a body can see less than a
 whole parse would have given it.
 
 Only a function whose body adds nothing to its module's index qualifies (no
-nested function, class, named lambda or import in it: those are indexed when
-the module is, see :meth:`.project.Project.add_module`), outside any other
-function, and not a constructor (``__init__`` and ``__post_init__`` are read
-through their class's node, for the fields a class stamps). The body is parsed
-under a stand-in ``def`` line, its lines as they are, so its nodes'
-lines are the file's minus a known offset (:func:`positions`).
+nested function, class or named lambda in it: those are indexed when the module
+is, see :meth:`.project.Project.add_module`; its imports stay in the blanked
+body, on their lines), outside any other function, the only one of its name,
+and not a constructor (``__init__`` and ``__post_init__`` are read through
+their class's node, for the fields a class stamps). The body is parsed under a
+stand-in ``def`` line, its lines as they are, so its nodes' lines are the
+file's minus a known offset (:func:`positions`).
+
+The outline names functions as CPython spells them, NFKC-normalized (``ｆ`` is
+``f``); libcst keeps what is written, so a name is looked up normalized.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -59,10 +64,18 @@ def defer_bodies(
         return
     lines = text.split("\n")
     for fn in module.functions:
-        span = spans.get(fn.qualname)
+        span = spans.get(_as_cpython_spells(fn.qualname, module.name))
         stub = fn.header
         if span is not None and isinstance(stub, cst.FunctionDef):
             fn.defer_body(lambda stub=stub, span=span: _parse_body(module, stub, lines, span, target))
+
+
+def _as_cpython_spells(qualname: str, module_name: str) -> str:
+    """``qualname`` with its names (after the module's) NFKC-normalized, as CPython's parser
+    normalizes identifiers; the module's name comes from its path on both sides."""
+    if qualname.isascii():
+        return qualname
+    return module_name + unicodedata.normalize("NFKC", qualname[len(module_name) :])
 
 
 def _parse_body(
@@ -70,8 +83,8 @@ def _parse_body(
 ) -> cst.FunctionDef:
     """``stub`` with its body parsed from ``lines``. CPython's parser accepted the whole
     file, so libcst's refusal (or a body nested too deeply for it) is not expected; the
-    function then keeps its blanked body, which knows nothing, as a module libcst cannot
-    parse would (a context module reports nothing)."""
+    function then keeps its blanked body, which knows nothing (a context module reports
+    nothing; :meth:`.analyzer.Analyzer._parse_cst` drops a module libcst cannot parse)."""
     start, end, _ = span
     try:
         snippet, _shifts = parse_module(_HEADER + "\n".join(lines[start : end + 1]) + "\n", target)
@@ -79,7 +92,7 @@ def _parse_body(
         if not isinstance(body, cst.FunctionDef):  # pragma: no cover - the header is a def
             return stub
         loaded = stub.with_changes(body=body.body)
-    except (cst.ParserSyntaxError, RecursionError, MemoryError):
+    except Exception:  # noqa: BLE001 - libcst's failure on one body is that body's, never the run's
         return stub
     # the snippet's line 2 is the body's first line, the file's line ``start + 1``
     module.parsed_bodies.append(ParsedBody(stub, loaded, snippet, start - 1))

@@ -71,8 +71,8 @@ class FunctionInfo:
         load = self.__dict__.get("_load_body")
         if name != "node" or load is None:
             raise AttributeError(name)
-        del self.__dict__["_load_body"]
         node = self.node = load()
+        del self.__dict__["_load_body"]
         return node
 
     def defer_body(self, load: Callable[[], cst.FunctionDef]) -> None:
@@ -192,7 +192,9 @@ class Project:
         #: :mod:`.inflight`); a function missing here is not cut.
         self.calls: dict[str, set[str]] = {}
         #: By qualified name, the words each function uses (names, attribute names, as
-        #: CPython's screening saw them): which bodies can mention a name at all.
+        #: CPython's screening saw them): which bodies can mention a name at all. Like
+        #: :attr:`calls`, the union over the functions of one qualified name (two modules
+        #: of one name, in folders without ``__init__.py``).
         self.words: dict[str, set[str]] = {}
         #: The summary given to functions not worth analyzing (set by the solver).
         self.unknown: object = None
@@ -326,9 +328,11 @@ class Project:
     def may_mention(self, fn: FunctionInfo, word: str) -> bool:
         """Whether ``fn``'s body may use the name or attribute ``word``: False only when
         CPython's screening saw its words (:attr:`words`) and ``word`` is not one, so an
-        analysis looking for ``self.<word> = ...`` need not read (nor parse) its body."""
+        analysis looking for ``self.<word> = ...`` need not read (nor parse) its body.
+        The screening keeps words of at most 64 characters, as CPython spells them
+        (NFKC-normalized, where libcst keeps what is written): any other word may be there."""
         used = self.words.get(fn.qualname)
-        return used is None or word in used
+        return used is None or word in used or len(word) > 64 or not word.isascii()
 
     def graph_nodes(self) -> set[str]:
         """Nodes of graphs that summarize: their state is what a resume restores."""

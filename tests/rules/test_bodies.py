@@ -61,6 +61,10 @@ def shared_line(checkpoint):
     return checkpoint.summary
 
 
+def ｆetch(checkpoint):
+    return checkpoint.summary
+
+
 class Store:
     def __init__(self, checkpoint):
         self.checkpoint = checkpoint
@@ -110,7 +114,10 @@ def _functions(project: Project) -> dict[str, FunctionInfo]:
 
 def test_only_bodies_that_add_nothing_to_the_index_are_deferred() -> None:
     deferred = _deferred(RECOVERY)
-    assert set(deferred) == {"app.recovery.load_latest", "app.recovery.never_called", "app.recovery.Store.summary"}
+    # named as CPython spells them (NFKC: the fullwidth ``ｆetch`` is ``fetch``)
+    assert set(deferred) == {
+        "app.recovery.load_latest", "app.recovery.never_called", "app.recovery.fetch", "app.recovery.Store.summary"
+    }
     lines = RECOVERY.split("\n")
     first, last, indent = deferred["app.recovery.load_latest"]
     assert (lines[first], lines[last], indent) == ('    """The newest checkpoint."""', "    return checkpoint", "    ")
@@ -234,3 +241,45 @@ def test_deferring_changes_nothing_the_analysis_can_see(path: Path) -> None:
 def _statements(fn: FunctionInfo) -> str:
     node = fn.node
     return ast.dump(ast.parse(cst.Module(body=[node]).code)) if isinstance(node, cst.FunctionDef) else ""
+
+
+def test_a_name_cpython_normalizes_still_finds_its_body() -> None:
+    fn = next(f for f in _project(RECOVERY, defer=True).functions if f.name == "ｆetch")
+    # deferred under CPython's spelling (its module's tree holds the blank), found under libcst's
+    stub = next(s for s in fn.module.tree.body if isinstance(s, cst.FunctionDef) and s.name.value == "ｆetch")
+    assert "return" not in cst.Module(body=[stub]).code
+    assert "return checkpoint.summary" in cst.Module(body=[fn.node]).code
+
+
+RUNNER = """\
+from summaryguard.guard import CheckpointStore
+
+
+class Runner:
+    def __init__(self, folder, agent):
+        self.{attr} = CheckpointStore(folder)
+        self.agent = agent
+
+    def again(self):
+        item = self.{attr}.latest()
+        return self.agent.resume(item)
+"""
+
+
+@pytest.mark.parametrize("attr", ["box", "b" * 70, "ｂox"], ids=["plain", "longer-than-the-screening-keeps", "nfkc"])
+def test_what_a_class_assigns_is_found_whatever_the_attribute_is_called(attr: str) -> None:
+    analyzer = Analyzer(Vocabulary.build(), all_rules())
+    findings, errors = analyzer.analyze([("app/runner.py", RUNNER.format(attr=attr))])
+    assert not errors and {f.code for f in findings} == {"SG101", "SG102", "SG103"}
+
+
+def test_two_modules_of_one_name_keep_both_functions_words() -> None:
+    # folders without __init__.py: both modules are ``runner``, their functions share names
+    other = "class Runner:\n    def __init__(self, checkpoint):\n        self.checkpoint = checkpoint\n\n\n" \
+        "def describe(checkpoint):\n    return checkpoint.summary\n"
+    checked = "from b.runner import describe\n" + RUNNER.format(attr="box").replace(
+        "        return self.agent", "        describe(item)\n        return self.agent"
+    )
+    analyzer = Analyzer(Vocabulary.build(), all_rules())
+    findings, errors = analyzer.analyze([("a/runner.py", checked)], context=[("b/runner.py", other)])
+    assert not errors and {f.code for f in findings} == {"SG101", "SG102", "SG103"}
