@@ -38,9 +38,7 @@ from collections.abc import Callable, Iterable
 
 from .relevance import FileScan
 
-__all__ = [
-    "Skeleton", "file_graph_nodes", "graph_nodes", "outline", "outline_skeleton", "skeleton",
-]
+__all__ = ["Skeleton", "file_graph_nodes", "graph_nodes", "outline", "outline_skeleton", "skeleton"]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: What holds statements of one scope: statements, ``except`` clauses, ``case`` blocks.
@@ -149,7 +147,7 @@ def outline_skeleton(
     #: How many functions have each qualified name (``@overload`` stubs, conditional defs).
     named: dict[str, int] = {}
     # functions with named lambdas in them: their bodies add functions to the index
-    owners = {q.partition(".<locals>.")[0] for q in file_scan.functions if ".<locals>." in q}
+    owners = {q.partition(".<locals>.")[0] for q in file_scan.functions if ".<locals>." in q} if deferred is not None else ()
 
     def keeps(name: str, qualname: str) -> bool:
         if qualname in relevant or name in nodes:
@@ -265,6 +263,7 @@ def _lines_of(imports: list[ast.Import | ast.ImportFrom], lines: list[str]) -> t
             return None
         found.append((first, last))
     return tuple(sorted(found))
+
 
 def _span(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> tuple[int, int, str] | None:
     """0-based first and last line of the body and its indentation, or None when not blankable."""
