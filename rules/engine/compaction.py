@@ -428,7 +428,6 @@ class _Analysis:
         self._channels: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._own: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._records: dict[FunctionInfo, list[tuple[cst.CSTNode, Stmt, str]]] = {}
-        self._attr_values: dict[tuple[str, str | None, str], list[tuple[cst.BaseExpression, FunctionInfo]]] = {}
         self._modules_by_name: dict[str, ModuleInfo] | None = None
         self._calls: dict[FunctionInfo, _Calls] = {}
         self._compaction_locks: dict[FunctionInfo, frozenset[str] | None] = {}
@@ -501,14 +500,11 @@ class _Analysis:
             return next((module.imports.qualify(v.func) or "" for v in values if isinstance(v, cst.Call)), "")
         if isinstance(expr, cst.Attribute) and dotted(expr.value) in ("self", "cls") and view.fn.class_name:
             attr = expr.attr.value
+            assigned = self.project.attribute_assignments(module, view.fn.class_name, attr)
             for method in module.classes.get(view.fn.class_name, {}).values():
-                body = method.body if self.project.may_mention(method, attr) else ()
-                for stmt in walk_statements(body):
-                    if isinstance(stmt, (cst.Assign, cst.AnnAssign)) and isinstance(stmt.value, cst.Call):
-                        targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
-                        if any(isinstance(t, cst.Attribute) and t.attr.value == attr and dotted(t.value) == "self"
-                               for t in targets):
-                            return module.imports.qualify(stmt.value.func) or ""
+                for value, by, receiver in assigned:
+                    if by is method and receiver == "self" and isinstance(value, cst.Call):
+                        return module.imports.qualify(value.func) or ""
                 annotation = method.annotations.get(attr)
                 if annotation and method.name == "__init__":
                     return module.imports.qualify_name(annotation)
@@ -1106,20 +1102,7 @@ class _Analysis:
 
     def attribute_values(self, fn: FunctionInfo, attr: str) -> list[tuple[cst.BaseExpression, FunctionInfo]]:
         """Values the class of ``fn`` assigns to ``self.<attr>``, with the method that does."""
-        key = (fn.module.path, fn.class_name, attr)
-        found = self._attr_values.get(key)
-        if found is None:
-            found = self._attr_values[key] = []
-            for method in fn.module.classes.get(fn.class_name or "", {}).values():
-                if not self.project.may_mention(method, attr):
-                    continue  # its body cannot assign it: not read (nor parsed, see .bodies)
-                for stmt in walk_statements(method.body):
-                    if isinstance(stmt, (cst.Assign, cst.AnnAssign)) and stmt.value is not None:
-                        targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
-                        for t in targets:
-                            if isinstance(t, cst.Attribute) and dotted(t.value) in ("self", "cls") and t.attr.value == attr:
-                                found.append((stmt.value, method))  # type: ignore[arg-type]
-        return found
+        return [(value, method) for value, method, _ in self.project.attribute_assignments(fn.module, fn.class_name, attr)]
 
     def _conversation(self, expr: cst.CSTNode, view: _Fn, depth: int = 0) -> bool:
         """The conversation being compacted flows into ``expr``."""

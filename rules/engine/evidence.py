@@ -12,7 +12,6 @@ pattern only counts when another vote agrees.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -26,7 +25,7 @@ from .arguments import bound_arguments
 from .conditions import ALL_KINDS, DEPS, GENERATION, PARTIAL, Context
 from .facts import NAME, VALUE, Step
 from .names import dotted, last_segment, shown
-from .project import FunctionInfo, ModuleInfo, Project
+from .project import FunctionInfo, Project
 from .behaviour import BOTTOM, Soft, FunctionSummary
 from .syntax import (
     calls_in,
@@ -35,7 +34,6 @@ from .syntax import (
     is_none,
     iter_exprs,
     key_read,
-    self_assignments,
     walk_statements,
 )
 
@@ -485,19 +483,9 @@ class Evidence(Context):
         return annotated_class(return_annotation(callee), callee.module.imports, position)
 
     def _self_attribute_values(self, attr: str) -> list[cst.BaseExpression]:
-        """What the class's methods assign to ``self.<attr>``, memoized per class and
-        attribute: only the methods whose words include ``attr`` are read (a context
-        method's body is then parsed only when it can assign it, see :mod:`.bodies`)."""
-        assignments = _SELF_ASSIGNMENTS.get(self.fn.module)
-        if assignments is None:
-            assignments = _SELF_ASSIGNMENTS[self.fn.module] = {}
-        key = (self.fn.class_name or "", attr)
-        found = assignments.get(key)
-        if found is None:
-            methods = self.fn.module.classes.get(key[0], {}).values()
-            mention = self.project.may_mention
-            found = assignments[key] = self_assignments(m.body for m in methods if mention(m, attr)).get(attr, [])
-        return found
+        """What the class's methods assign to ``self.<attr>``."""
+        assigned = self.project.attribute_assignments(self.fn.module, self.fn.class_name, attr)
+        return [value for value, _, receiver in assigned if receiver == "self"]
 
     def _through_import(self, call: cst.Call) -> bool:
         name = dotted(call.func) or ""
@@ -876,8 +864,3 @@ class Evidence(Context):
             return None
         return self.behaviour(callee).predicate or None
 
-
-#: Per module, per class and attribute: what its methods assign to ``self.<attr>``.
-_SELF_ASSIGNMENTS: weakref.WeakKeyDictionary[ModuleInfo, dict[tuple[str, str], list[cst.BaseExpression]]] = (
-    weakref.WeakKeyDictionary()
-)

@@ -32,7 +32,7 @@ from .arguments import bound_arguments
 from .facts import Step
 from .names import dotted, last_segment
 from .project import FunctionInfo, ModuleInfo, Project
-from .syntax import calls_in, expressions_of, self_assignments, statements, walk_statements
+from .syntax import calls_in, expressions_of, statements, walk_statements
 from .vocabulary import NameMatcher
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -316,8 +316,8 @@ class GraphValues:
             and expr.value.value in ("self", "cls")
             and fn.class_name is not None
         ):
-            for method in fn.module.classes.get(fn.class_name, {}).values():
-                for value in self_assignments([method.body]).get(expr.attr.value, ()):
+            for value, method, receiver in self.project.attribute_assignments(fn.module, fn.class_name, expr.attr.value):
+                if receiver == "self":
                     yield value, method
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from .names import ImportTable, dotted, last_segment, module_location, module_name_for
-from .syntax import Stmt, calls_in, expressions_of, statements, walk_statements
+from .syntax import Stmt, attribute_assignments, calls_in, expressions_of, statements, walk_statements
 from .vocabulary import Vocabulary
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .facts import Step
     from .graphs import GraphValues
 
-__all__ = ["FunctionInfo", "ModuleInfo", "Project"]
+__all__ = ["Assigned", "FunctionInfo", "ModuleInfo", "Project"]
 
 _SUMMARY_TEXT = re.compile(r"summar(?!ywriter|y_writer)", re.IGNORECASE)
 
@@ -177,6 +177,11 @@ def _instance_method(fn: FunctionInfo, decorator: str) -> str | None:
         scope = scope.parent
 
 
+#: One assignment to a class's attribute (:meth:`Project.attribute_assignments`): the
+#: value, the method that assigns it, the receiver's name (``self`` or ``cls``).
+Assigned = tuple[cst.BaseExpression, FunctionInfo, str]
+
+
 class Project:
     """All modules of one run, indexed for call resolution."""
 
@@ -196,6 +201,8 @@ class Project:
         #: :attr:`calls`, the union over the functions of one qualified name (two modules
         #: of one name, in folders without ``__init__.py``).
         self.words: dict[str, set[str]] = {}
+        #: Memo of :meth:`attribute_assignments`.
+        self._assigned: dict[tuple[ModuleInfo, str | None, str], tuple[Assigned, ...]] = {}
         #: The summary given to functions not worth analyzing (set by the solver).
         self.unknown: object = None
         #: Memo of :meth:`Evidence._calls_tool_directly` for unanalyzed functions.
@@ -333,6 +340,23 @@ class Project:
         (NFKC-normalized, where libcst keeps what is written): any other word may be there."""
         used = self.words.get(fn.qualname)
         return used is None or word in used or len(word) > 64 or not word.isascii()
+
+    def attribute_assignments(self, module: ModuleInfo, class_name: str | None, attr: str) -> tuple[Assigned, ...]:
+        """What the methods of ``module``'s class ``class_name`` assign to ``self.<attr>`` or
+        ``cls.<attr>``: each value, the method, and the receiver's name, in method and
+        statement order; once per class and attribute. A method whose words cannot mention
+        ``attr`` (:meth:`may_mention`) is not read, nor, in a context module, parsed (see
+        :mod:`.bodies`)."""
+        key = (module, class_name, attr)
+        found = self._assigned.get(key)
+        if found is None:
+            found = self._assigned[key] = tuple(
+                (value, method, receiver)
+                for method in module.classes.get(class_name or "", {}).values()
+                if self.may_mention(method, attr)
+                for receiver, value in attribute_assignments(method.body, attr)
+            )
+        return found
 
     def graph_nodes(self) -> set[str]:
         """Nodes of graphs that summarize: their state is what a resume restores."""

@@ -11,13 +11,14 @@ from __future__ import annotations
 import dataclasses
 import re
 import typing
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Literal, Union
 
 import libcst as cst
 
 __all__ = [
     "Stmt",
+    "attribute_assignments",
     "bool_literal",
     "calls_in",
     "expressions_of",
@@ -26,7 +27,6 @@ __all__ = [
     "is_none",
     "iter_exprs",
     "key_read",
-    "self_assignments",
     "statements",
     "walk_statements",
 ]
@@ -326,20 +326,23 @@ def bool_literal(node: cst.CSTNode) -> bool | None:
     return None
 
 
-def self_assignments(bodies: Iterable[Sequence[Stmt]]) -> dict[str, list[cst.BaseExpression]]:
-    """What the given method bodies assign to each ``self.<attr>`` (``x: T = v`` too):
-    the one binding collector for instance attributes."""
-    found: dict[str, list[cst.BaseExpression]] = {}
-    for body in bodies:
-        for stmt in walk_statements(body):
-            if isinstance(stmt, cst.Assign):
-                targets = [t.target for t in stmt.targets]
-                value = stmt.value
-            elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
-                targets, value = [stmt.target], stmt.value
-            else:
-                continue
-            for target in targets:
-                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
-                    found.setdefault(target.attr.value, []).append(value)
+def attribute_assignments(body: Sequence[Stmt], attr: str) -> list[tuple[str, cst.BaseExpression]]:
+    """What a method body assigns to ``self.<attr>`` or ``cls.<attr>`` (``x: T = v`` too),
+    in statement order: the receiver's name and the value. The one binding collector for
+    instance and class attributes (see :meth:`.project.Project.attribute_assignments`)."""
+    found: list[tuple[str, cst.BaseExpression]] = []
+    for stmt in walk_statements(body):
+        if isinstance(stmt, cst.Assign):
+            targets = [t.target for t in stmt.targets]
+            value = stmt.value
+        elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+            targets, value = [stmt.target], stmt.value
+        else:
+            continue
+        for target in targets:
+            if (
+                isinstance(target, cst.Attribute) and target.attr.value == attr
+                and isinstance(target.value, cst.Name) and target.value.value in ("self", "cls")
+            ):
+                found.append((target.value.value, value))
     return found
