@@ -578,13 +578,19 @@ def _analyze_groups(
     """Each ``(sources, context)`` analyzed as a project of its own, in this process; the
     results merged and sorted as :meth:`~.engine.Analyzer.analyze` sorts them. The
     command line's processes end after their analyses: the last one's cyclic garbage
-    is left to the exit (see :func:`~.engine.collector.defer_next_collection`)."""
+    is left to the exit (see :func:`~.engine.collector.defer_next_collection`), so the
+    largest group goes last. Every other group's garbage is collected when its analysis
+    ends, at a cost that grows with the group: the real-code corpus checked whole put
+    agno first in its chunk (15.6 of 24 M characters), and the collections were 7% of
+    that worker's time."""
     from ..engine.collector import defer_next_collection
 
     findings: list[Any] = []
     errors: list[Any] = []
-    for index, (sources, context) in enumerate(groups):
-        if index == len(groups) - 1:
+    # by size, smallest first (ties keep their order); the results are sorted below
+    by_size = sorted(groups, key=lambda group: sum(len(text) for _, text in (*group[0], *group[1])))
+    for index, (sources, context) in enumerate(by_size):
+        if index == len(by_size) - 1:
             defer_next_collection()
         found, failed = call_with_deep_stack(lambda: analyzer.analyze(sources, facts, context))
         findings.extend(found)

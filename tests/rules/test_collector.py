@@ -149,6 +149,31 @@ def test_the_command_line_defers_its_collections(deferral: None, tmp_path: Path)
     assert collector._deferred and not collector._defer
 
 
+def test_the_largest_group_is_analyzed_last_its_garbage_left_to_the_exit(
+    deferral: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The groups of a chunk run smallest first, so the collection left to the process's
+    exit is the largest one's; findings come back sorted as one analysis sorts them."""
+    from summaryguard.rules.cli.batch import _analyze_groups
+    from summaryguard.rules.engine import collector
+
+    analyzer = Analyzer(Vocabulary.build(), all_rules())
+    seen: list[tuple[str, bool]] = []
+    analyze = analyzer.analyze
+
+    def recording(sources, facts=None, context=()):  # type: ignore[no-untyped-def]
+        seen.append((sources[0][0], collector._defer))
+        return analyze(sources, facts, context)
+
+    monkeypatch.setattr(analyzer, "analyze", recording)
+    large = RESUME + "".join(f"\n\ndef helper_{n}(x):\n    return x\n" for n in range(30))
+    groups = [([("big.py", large)], []), ([("small.py", RESUME)], []), ([("mid.py", RESUME * 3)], [])]
+    findings, errors = _analyze_groups(analyzer, groups, {})
+    assert seen == [("small.py", False), ("mid.py", False), ("big.py", True)]
+    assert [f.sort_key for f in findings] == sorted(f.sort_key for f in findings)
+    assert {f.path for f in findings} == {"big.py", "small.py", "mid.py"} and errors == []
+
+
 class _KeepsTheCalls(LintRule):
     code = "XT902"
     name = "keeps-the-calls"
