@@ -373,14 +373,16 @@ def _load_context(
                 loaded[target] = Dependency(target, text, digest, found)
             else:
                 lent.append((target, text, digest))
+    unknown: list[tuple[str, str, str]] = []
     for target, text, digest in lent:
         # screened out: it can still lend its classes (a factory of model clients), else no fact
         known_lent = cache.lent(digest) if cache is not None else None
-        if known_lent is not None:  # its facts are left for an analysis to find, if one runs
-            if known_lent[0]:
-                loaded[target] = Dependency(target, text, digest, known_lent[1])
-            continue
-        lent_facts = analyzer.lent_facts(target, text)
+        if known_lent is None:
+            unknown.append((target, text, digest))
+        elif known_lent[0]:  # its facts are left for an analysis to find, if one runs
+            loaded[target] = Dependency(target, text, digest, known_lent[1])
+    lent_found = _lend_all(analyzer, [(target, text) for target, text, _ in unknown], jobs, warnings)
+    for (target, text, digest), lent_facts in zip(unknown, lent_found):
         if cache is not None:
             cache.store_lent(digest, None if lent_facts is None else lent_facts.imports)
         if lent_facts is not None:
@@ -421,6 +423,35 @@ def syntax_texts(analyzer: Analyzer, items: Sequence[tuple[str, str]]) -> list[t
         return [tuple((e.line, e.message) for e in analyzer.syntax_errors(path, text)) for path, text in items]
 
     return call_with_deep_stack(work)
+
+
+def lent_texts(analyzer: Analyzer, items: Sequence[tuple[str, str]]) -> list[Any]:
+    """:meth:`~.engine.Analyzer.lent_facts` of ``(path, text)`` pairs, in order, on a thread
+    with a deep stack."""
+    return call_with_deep_stack(lambda: [analyzer.lent_facts(path, text) for path, text in items])
+
+
+def _lend_all(analyzer: Analyzer, items: list[tuple[str, str]], jobs: int, warnings: list[str]) -> list[Any]:
+    """:func:`lent_texts`, in a pool when ``jobs`` > 1 and there are at least
+    :data:`SERIAL_SCREEN_CHARS` of text. Why: the modules a whole tree's files import
+    include the run's own screened-out files, and the parent process read what each
+    lends with CPython's parser one after another while every worker waited (4.3 s of
+    the real-code corpus, 4,729 files). A pool that cannot start leaves the work here."""
+    if not items:
+        return []
+    workers = min(jobs, len(items))
+    if workers > 1 and sum(len(text) for _, text in items) >= SERIAL_SCREEN_CHARS:
+        try:
+            from concurrent.futures import ProcessPoolExecutor
+
+            initargs = (analyzer.vocabulary, analyzer.rule_classes, analyzer.target_version)
+            with ProcessPoolExecutor(
+                workers, mp_context=_context(), initializer=_start_worker, initargs=initargs
+            ) as pool:
+                return [found for chunk in pool.map(_lent_chunk, _chunks(items, workers)) for found in chunk]
+        except Exception as exc:  # noqa: BLE001 - no pool: see _screen_all
+            warnings.append(pool_failure("screening", workers, exc))
+    return lent_texts(analyzer, items)
 
 
 #: Up to this many files that only need CPython's syntax check (about 2 ms each)
@@ -508,6 +539,10 @@ def _start_worker(
 
 def _screen_chunk(items: Sequence[tuple[str, str]]) -> list[tuple[Verdict, Any]]:  # pragma: no cover - runs in a worker
     return screen_texts(_WORKER["analyzer"], items)
+
+
+def _lent_chunk(items: Sequence[tuple[str, str]]) -> list[Any]:  # pragma: no cover - runs in a worker
+    return lent_texts(_WORKER["analyzer"], items)
 
 
 def _syntax_chunk(

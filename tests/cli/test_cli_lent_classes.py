@@ -149,3 +149,50 @@ def test_a_package_init_that_re_exports_a_client_is_context(tmp_path: Path) -> N
     whole, whole_context = _found(root, tree, cached=False)
     assert alone == whole == expected
     assert alone_context == whole_context == ["__init__.py", "engine.py"]
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_what_the_lenders_lend_is_read_in_the_pool_when_there_is_much_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cached: bool
+) -> None:
+    """Past ``SERIAL_SCREEN_CHARS`` of lenders to read (here: any), ``--jobs 2`` reads them
+    in worker processes, not in this one, and finds what one process finds."""
+    from summaryguard.rules.cli import batch as batch_module
+
+    root = _project(tmp_path, "lent_factory")
+    compaction = root / "app" / "compaction.py"
+    expected = {("compaction.py", line, code) for line, code in expected_findings(compaction.read_text())}
+    asked: list[str] = []
+    lent_facts = ANALYZER.lent_facts
+
+    def counting(path: str, text: str):  # type: ignore[no-untyped-def]
+        asked.append(Path(path).name)
+        return lent_facts(path, text)
+
+    monkeypatch.setattr(ANALYZER, "lent_facts", counting)
+    monkeypatch.setattr(batch_module, "SERIAL_SCREEN_CHARS", 0)
+    cache = ResultCache(root / CACHE_FOLDER, "settings") if cached else None
+    pooled = check_files([str(compaction)], ANALYZER, cache, jobs=2, root=root)
+    assert pooled.warnings == [] and asked == []  # none read here: the workers read them
+    assert {(Path(f.path).name, f.line, f.code) for f in pooled.findings} == expected
+    assert sorted(Path(p).name for p in pooled.context) == ["clients.py", "providers.py"]
+    serial = check_files([str(compaction)], ANALYZER, None, jobs=1, root=root)
+    assert sorted(asked) == ["clients.py", "providers.py"]  # one process: read here
+    assert (serial.findings, serial.errors, serial.context) == (pooled.findings, pooled.errors, pooled.context)
+
+
+def test_lenders_read_where_no_pool_can_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from summaryguard.rules.cli import batch as batch_module
+
+    def no_pool() -> object:
+        raise OSError("no semaphores here")
+
+    root = _project(tmp_path, "lent_factory")
+    compaction = root / "app" / "compaction.py"
+    monkeypatch.setattr(batch_module, "SERIAL_SCREEN_CHARS", 0)
+    monkeypatch.setattr(batch_module, "_context", no_pool)
+    found = check_files([str(compaction)], ANALYZER, None, jobs=2, root=root)
+    assert any("could not start (OSError: no semaphores here)" in w for w in found.warnings)
+    assert {(Path(f.path).name, f.line, f.code) for f in found.findings} == {
+        ("compaction.py", line, code) for line, code in expected_findings(compaction.read_text())
+    }
