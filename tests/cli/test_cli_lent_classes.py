@@ -40,6 +40,19 @@ def _found(root: Path, files: list[str], cached: bool) -> tuple[set[tuple[str, i
     return found, sorted(Path(p).name for p in batch.context)
 
 
+def _count_lenders_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the files whose lent facts this process reads from now on (in order)."""
+    asked: list[str] = []
+    lent_facts = ANALYZER.lent_facts
+
+    def counting(path: str, text: str):  # type: ignore[no-untyped-def]
+        asked.append(Path(path).name)
+        return lent_facts(path, text)
+
+    monkeypatch.setattr(ANALYZER, "lent_facts", counting)
+    return asked
+
+
 @pytest.mark.parametrize("cached", [False, True])
 def test_the_importer_alone_and_the_whole_tree_see_the_lent_classes(tmp_path: Path, cached: bool) -> None:
     root = _project(tmp_path, "lent_factory")
@@ -66,14 +79,7 @@ def test_a_warm_run_asks_no_lender_again_and_a_miss_still_sees_them(
     compaction = root / "app" / "compaction.py"
     expected = {("compaction.py", line, code) for line, code in expected_findings(compaction.read_text())}
     cold, cold_context = _found(root, ["app/compaction.py"], cached=True)
-    asked: list[str] = []
-    lent_facts = ANALYZER.lent_facts
-
-    def counting(path: str, text: str):  # type: ignore[no-untyped-def]
-        asked.append(Path(path).name)
-        return lent_facts(path, text)
-
-    monkeypatch.setattr(ANALYZER, "lent_facts", counting)
+    asked = _count_lenders_read(monkeypatch)
     warm, warm_context = _found(root, ["app/compaction.py"], cached=True)
     assert (warm, warm_context, asked) == (cold, cold_context, []) and warm == expected
     compaction.write_text(compaction.read_text() + "\n\n# edited\n")  # a miss: analyzed again
@@ -162,14 +168,7 @@ def test_what_the_lenders_lend_is_read_in_the_pool_when_there_is_much_of_it(
     root = _project(tmp_path, "lent_factory")
     compaction = root / "app" / "compaction.py"
     expected = {("compaction.py", line, code) for line, code in expected_findings(compaction.read_text())}
-    asked: list[str] = []
-    lent_facts = ANALYZER.lent_facts
-
-    def counting(path: str, text: str):  # type: ignore[no-untyped-def]
-        asked.append(Path(path).name)
-        return lent_facts(path, text)
-
-    monkeypatch.setattr(ANALYZER, "lent_facts", counting)
+    asked = _count_lenders_read(monkeypatch)
     monkeypatch.setattr(batch_module, "SERIAL_SCREEN_CHARS", 0)
     cache = ResultCache(root / CACHE_FOLDER, "settings") if cached else None
     pooled = check_files([str(compaction)], ANALYZER, cache, jobs=2, root=root)
