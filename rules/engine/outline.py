@@ -6,9 +6,10 @@ show no evidence at all: a 4,000-line test module with one relevant method.
 Such a function keeps an "unknown" summary (see :mod:`.relevance`), so its
 body is never analyzed; only its ``def`` line (name, parameters, decorators)
 is read, for call resolution. Before libcst parses a file, the body of every
-function that cannot matter is replaced by ``...`` on its first line and
-empty lines for the rest: line and column numbers of everything kept are
-unchanged, so findings point where they would in the full file.
+function that cannot matter is blanked: a string statement spanning its lines
+(``...`` for a body of one line; see :func:`_fill`): line and column numbers
+of everything kept are unchanged, so findings point where they would in the
+full file.
 
 A function's body is kept when any of these holds (decided on CPython's tree):
 
@@ -223,13 +224,42 @@ def outline_skeleton(
     kept = [r for q in deferred or () for r in restores[q]]
     original = lines[:] if kept else lines
     for start, end, indent in spans:
-        lines[start] = indent + "..."
-        for index in range(start + 1, end + 1):
-            lines[index] = ""
+        lines[start : end + 1] = [""] * (end + 1 - start)
     for first, last, indent in kept:
         lines[first] = indent + original[first].lstrip(" \t")
         lines[first + 1 : last + 1] = original[first + 1 : last + 1]
+    reach = -1
+    for start, end, indent in sorted(spans):
+        if start > reach:  # a nested function's span lies inside its blanked parent's
+            _fill(lines, start, end, indent)
+            reach = end
     return "\n".join(lines)
+
+
+def _fill(lines: list[str], start: int, end: int, indent: str) -> None:
+    """Fill the blanked lines ``start``..``end`` of one body (0-based, where imports a
+    deferred body keeps are already back on their lines) with the fewest tokens.
+
+    Why: libcst makes nodes of every line, and a blanked body's empty lines were a fifth
+    of the parse of agno's outlines (each one an ``EmptyLine`` with its whitespace and
+    newline). A run of blanked lines becomes one string statement spanning them,
+    ``\"\"\"`` on its first line to ``\"\"\"`` on its last, whose content is only line
+    breaks: one token, no words, and every line after it where it was. A body's first
+    line is ``...`` when it is blanked alone."""
+    index = start
+    while index <= end:
+        if lines[index]:  # a kept import
+            index += 1
+            continue
+        run_end = index
+        while run_end < end and not lines[run_end + 1]:
+            run_end += 1
+        if run_end > index:
+            lines[index] = indent + '"""'
+            lines[run_end] = '"""'
+        elif index == start:
+            lines[index] = indent + "..."
+        index = run_end + 1
 
 
 def _imports(node: ast.AST) -> list[ast.Import | ast.ImportFrom]:

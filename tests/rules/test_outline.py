@@ -70,8 +70,9 @@ def test_blanked_bodies_keep_lines_and_parse() -> None:
     cst.parse_module(result)
     ast.parse(result)
     lines = result.split("\n")
-    assert lines[4] == "    ..." and lines[5] == "" and lines[6] == ""  # plain
-    assert "    ..." == lines[10]  # wrapper, from its inner decorator on
+    assert lines[4:7] == ['    """', "", '"""']  # plain: its three lines are one string
+    assert lines[10:14] == ['    """', "", "", '"""']  # wrapper, from its inner decorator on
+    assert lines[34] == "    ..."  # helper: one line
     assert "self.rows.append(checkpoint)" in result  # evidence keeps save
     assert "return len(self.rows)" not in result
     assert "import json" in result  # a local import counts module-wide
@@ -203,3 +204,76 @@ def test_imports_and_functions_in_except_and_case_blocks_are_seen() -> None:
     # a function defined in an ``except`` block is a nested function of the one around it
     items = {item[1]: item for item in skeleton(text, ast.parse(text))}
     assert [child[1] for child in items["nested"][4]] == ["checkpoint_helper"]
+
+
+def _blanked_statements(result: str, name: str) -> list[cst.BaseStatement | cst.BaseSmallStatement]:
+    module = cst.parse_module(result)
+    fn = next(s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == name)
+    return [small for stmt in fn.body.body for small in getattr(stmt, "body", [stmt])]
+
+
+def test_a_blanked_body_is_one_string_token_of_line_breaks() -> None:
+    """libcst makes nodes of every empty line; a run of them is one string (no words)."""
+    result = _outline(SOURCE)
+    (only,) = _blanked_statements(result, "plain")
+    assert isinstance(only, cst.Expr) and isinstance(only.value, cst.SimpleString)
+    assert only.value.evaluated_value == "\n\n"
+    (one_line,) = _blanked_statements(result, "helper")
+    assert isinstance(one_line, cst.Expr) and isinstance(one_line.value, cst.Ellipsis)
+
+
+def test_nested_blanked_functions_fill_their_parent_once() -> None:
+    """A closure's span lies inside its blanked parent's: filled twice, the parent's string
+    would be cut by the closure's (the outline would not parse)."""
+    text = textwrap.dedent(
+        """\
+        def outer(a):
+            x = a + 1
+
+            def middle(b):
+                def inner(c):
+                    return c * 2
+
+                return inner(b)
+
+            return middle(x)
+
+
+        def after():
+            return 3
+        """
+    )
+    result = _outline(text)
+    assert result.count("\n") == text.count("\n")
+    cst.parse_module(result)
+    ast.parse(result)
+    assert result.split("\n")[:2] == ["def outer(a):", '    """'] and result.split("\n")[9] == '"""'
+    assert "def after():" in result
+
+
+def test_imports_a_deferred_body_keeps_split_its_blank_into_strings() -> None:
+    """A deferred body keeps its imports on their lines: a blank run of two lines or more
+    around one is a string of its own (a single blank line stays empty), and the import is
+    code, not string content."""
+    from summaryguard.rules.engine.outline import outline_skeleton
+
+    text = textwrap.dedent(
+        """\
+        def load(folder):
+            path = folder + "/ckpt"
+            size = len(path)
+            import json
+            data = json.loads(path)
+            from os import sep as separator
+            return data, separator
+        """
+    )
+    tree = ast.parse(text)
+    everything = set(scan(tree, "m").functions)
+    deferred: dict[str, tuple[int, int, str]] = {}
+    result = outline_skeleton(text, skeleton(text, tree), scan(tree, "m"), "m", everything, lambda w: True, set(), None, deferred)
+    assert deferred == {"m.load": (1, 6, "    ")}
+    assert result.split("\n")[1:7] == ['    """', '"""', "    import json", "", "    from os import sep as separator", ""]
+    kinds = [type(s).__name__ for s in _blanked_statements(result, "load")]
+    assert kinds == ["Expr", "Import", "ImportFrom"]
+    assert ast.parse(result) and cst.parse_module(result)
