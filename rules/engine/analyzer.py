@@ -56,7 +56,7 @@ from .grammar import Shifts, after_host_rejection, map_column, parse_module
 from .model import FileModel, build_models
 from .prefilter import Prefilter
 from .names import dispatches_parameters, imported_modules, module_name_for, returns_imported_instances
-from .outline import Skeleton, file_graph_nodes, outline_skeleton, skeleton
+from .outline import Skeleton, outline_skeleton, skeleton
 from .project import ModuleInfo, Project
 from .relevance import FileScan, FunctionWords, relevant_functions, scan
 from .solver import solve
@@ -180,11 +180,9 @@ def _skeleton_from_json(data: object, lines: int) -> Skeleton | None:
     return tuple(items)
 
 
-def _facts(
-    text: str, tree: ast.Module, file_scan: FileScan, registrations: frozenset[str], lends: bool = False
-) -> ScreenFacts:
+def _facts(text: str, tree: ast.Module, file_scan: FileScan, lends: bool = False) -> ScreenFacts:
     return ScreenFacts(
-        FileScan(file_scan.depth, "", file_scan.functions), file_graph_nodes(tree, registrations),
+        FileScan(file_scan.depth, "", file_scan.functions), file_scan.nodes,
         skeleton(text, tree), imported_modules(tree), lends,
     )
 
@@ -297,7 +295,7 @@ class Analyzer:
                     sink.extend(self.syntax_errors(path, text))
                 else:
                     found = self._scan_tree(path, text, sink)
-                known = _facts(text, *found, self.registrations) if found is not None else self.lent_facts(path, text)
+                known = _facts(text, *found) if found is not None else self.lent_facts(path, text)
                 del found
                 if known is None:
                     continue
@@ -389,7 +387,7 @@ class Analyzer:
         found = self._scan_tree(path, text, errors)
         if found is None:
             return False, errors, None
-        return True, errors, _facts(text, *found, self.registrations)
+        return True, errors, _facts(text, *found)
 
     def lent_facts(self, path: str, text: str) -> ScreenFacts | None:
         """What :meth:`analyze` needs of a file screened out that still lends its classes,
@@ -408,12 +406,12 @@ class Analyzer:
         if found is None:
             return None
         if re_exports and found[1] is not None and imported_modules(found[0]):
-            return _facts(text, *found, self.registrations, lends=True)  # the names it re-exports
+            return _facts(text, *found, lends=True)  # the names it re-exports
         if self.prefilter.may_dispatch(text) and dispatches_parameters(found[0]):
-            return _facts(text, *found, self.registrations, lends=True)  # a fire-and-forget helper
+            return _facts(text, *found, lends=True)  # a fire-and-forget helper
         if not (self.prefilter.imports_model_library(text) or returns_imported_instances(found[0])):
             return None
-        lent = _facts(text, *found, self.registrations, lends=True)
+        lent = _facts(text, *found, lends=True)
         # no class after all ("class " in a docstring): nothing to lend
         return lent if any(not item[0] for item in lent.skeleton) else None
 
@@ -462,7 +460,7 @@ class Analyzer:
                     if verdict.tree is None:
                         return None
                     tree = verdict.tree
-            file_scan = scan(tree, module_name_for(path)[0])
+            file_scan = scan(tree, module_name_for(path)[0], self.registrations)
         except ValueError as exc:
             errors.append(_syntax_error(path, text, exc))
             return None

@@ -16,6 +16,7 @@ import os
 
 import libcst as cst
 
+from .cpython_tree import statements_below
 from .prefilter import DISPATCH_CALLS
 
 __all__ = [
@@ -162,16 +163,8 @@ def imported_modules(tree: ast.Module) -> tuple[str, ...]:
             found.add(base)
             joiner = "" if base.endswith(".") else "."
             found.update(f"{base}{joiner}{alias.name}" for alias in node.names if alias.name != "*")
-        elif isinstance(node, ast.stmt):
-            stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
-            handlers = getattr(node, "handlers", None)
-            if handlers:
-                for handler in handlers:
-                    stack.extend(handler.body)
-            cases = getattr(node, "cases", None)
-            if cases:
-                for case in cases:
-                    stack.extend(case.body)
+        else:  # a statement, an ``except`` clause or a ``case`` block
+            stack.extend(statements_below(node))
     return tuple(sorted(found))
 
 
@@ -191,12 +184,8 @@ def returns_imported_instances(tree: ast.Module) -> bool:
             value = node.value
             if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
                 returned.add(value.func.id)
-        elif isinstance(node, ast.stmt):
-            stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
-            for handler in getattr(node, "handlers", None) or ():
-                stack.extend(handler.body)
-            for case in getattr(node, "cases", None) or ():
-                stack.extend(case.body)
+        else:  # a statement, an ``except`` clause or a ``case`` block
+            stack.extend(statements_below(node))
     return not returned.isdisjoint(imported)
 
 

@@ -37,9 +37,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
+from .cpython_tree import statements_below
 from .relevance import FileScan
 
-__all__ = ["Skeleton", "file_graph_nodes", "graph_nodes", "outline", "outline_skeleton", "skeleton"]
+__all__ = ["Skeleton", "outline", "outline_skeleton", "skeleton"]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: What holds statements of one scope: statements, ``except`` clauses, ``case`` blocks.
@@ -53,23 +54,6 @@ _CONCURRENCY = (
 )
 
 
-def graph_nodes(trees: Iterable[ast.Module], registrations: frozenset[str]) -> set[str]:
-    """Names passed to any node registration (a framework model's ``add_node(...)``)."""
-    names: set[str] = set()
-    for tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                func = node.func
-                name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-                if name in registrations:
-                    for arg in [*node.args, *(k.value for k in node.keywords)]:
-                        if isinstance(arg, ast.Name):
-                            names.add(arg.id)
-                        elif isinstance(arg, ast.Attribute):
-                            names.add(arg.attr)
-    return names
-
-
 #: One function or class of a module, as :func:`outline` reads it: ``(is_def, name,
 #: imports, span, children, import_lines)``, children in the order the outline visits
 #: them; ``import_lines``: the 0-based first and last lines of each import of the
@@ -77,11 +61,6 @@ def graph_nodes(trees: Iterable[ast.Module], registrations: frozenset[str]) -> s
 #: the ``deferred`` of :func:`outline_skeleton`).
 #: Plain tuples, so that the screening in a worker process can hand it over.
 Skeleton = tuple
-
-
-def file_graph_nodes(tree: ast.Module, registrations: frozenset[str]) -> set[str]:
-    """:func:`graph_nodes` of one module."""
-    return graph_nodes([tree], registrations) if registrations else set()
 
 
 def skeleton(text: str, tree: ast.Module) -> Skeleton:
@@ -103,7 +82,7 @@ def skeleton(text: str, tree: ast.Module) -> Skeleton:
             elif isinstance(node, ast.ClassDef):
                 items.append((False, node.name, False, None, walk(node.body), ()))
             elif isinstance(node, _BLOCKS):
-                stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, _BLOCKS))
+                stack.extend(statements_below(node))
         return tuple(items)
 
     return walk(tree.body)
@@ -267,13 +246,13 @@ def _imports(node: ast.AST) -> list[ast.Import | ast.ImportFrom]:
     ``except`` and ``case`` blocks too, as the project's index collects them
     (:func:`.syntax.walk_statements`)."""
     found: list[ast.Import | ast.ImportFrom] = []
-    stack = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)]
+    stack = statements_below(node)
     while stack:
         child = stack.pop()
         if isinstance(child, (ast.Import, ast.ImportFrom)):
             found.append(child)
         elif not isinstance(child, (*_DEFS, ast.ClassDef)):
-            stack.extend(c for c in ast.iter_child_nodes(child) if isinstance(c, _BLOCKS))
+            stack.extend(statements_below(child))
     return found
 
 

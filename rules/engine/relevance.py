@@ -27,6 +27,7 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .cpython_tree import child_fields, children, has_ctx
 from .lexicon import WEAK_RESUME_NAMES
 
 __all__ = ["FileScan", "relevant_functions", "scan"]
@@ -60,6 +61,8 @@ class FileScan:
     words: str
     #: Qualified name (as :class:`~.project.Project` spells it) -> words and calls.
     functions: dict[str, FunctionWords]
+    #: Names passed to a node registration (``add_node(...)``, see :func:`scan`).
+    nodes: set[str] = field(default_factory=set)
 
 
 _INSTRUCTION_WORDS = ("summar", "condens", "compact", "compress")
@@ -73,8 +76,14 @@ def _asks_for_a_summary(text: str) -> bool:
     return any(word in lowered for word in _INSTRUCTION_WORDS)
 
 
-def scan(tree: ast.Module, module_name: str) -> FileScan:
-    """Depth, code words and per-function words of one module, iteratively."""
+def scan(tree: ast.Module, module_name: str, registrations: frozenset[str] = frozenset()) -> FileScan:
+    """Depth, code words and per-function words of one module, iteratively, and the
+    names it passes to any of ``registrations`` (a framework model's ``add_node(...)``:
+    a name or an attribute's last part, positional or keyword).
+
+    The hottest loop of the screening (every node of every file the text pre-filter
+    keeps): node kinds are tested by exact type, children come from a per-type field
+    table (see :mod:`.cpython_tree`)."""
     deepest = 0
     words: list[str] = []
     functions: dict[str, FunctionWords] = {}
@@ -84,61 +93,89 @@ def scan(tree: ast.Module, module_name: str) -> FileScan:
     lambdas: list[tuple[FunctionWords, FunctionWords]] = []  # (owner, the lambda's own words)
     #: Per class (qualified): the constructors its methods assign to ``self.<attr>``.
     built_on_self: dict[str, set[str]] = {}
+    nodes: set[str] = set()
+    word_of = _WORD_OF
+    #: Per node type: its child fields (see :func:`.cpython_tree.child_fields`), and
+    #: whether it has a ``ctx`` (one level below it, not walked).
+    kinds: dict[type, tuple[tuple[str, ...], bool]] = {}
     while stack:
         node, depth, owner, prefix = stack.pop()
-        if depth > deepest:
+        kind = type(node)
+        known = kinds.get(kind)
+        if known is None:
+            known = kinds[kind] = (child_fields(kind), has_ctx(kind))
+        fields, ctx = known
+        if ctx:
+            if depth + 1 > deepest:  # its ``ctx`` node, one level down
+                deepest = depth + 1
+        elif depth > deepest:
             deepest = depth
-        attr = _WORD_OF.get(type(node))
+        attr = word_of.get(kind)
         if attr is not None:
             value = getattr(node, attr)
-            if isinstance(value, str) and len(value) <= 64:
-                for part in value.split("."):
-                    if part.isidentifier():
-                        words.append(part)
-                        owner.words.add(part)
-            if isinstance(value, str) and attr == "value" and _asks_for_a_summary(value):
-                # a prompt that asks for a summary is evidence of compaction, whatever the
-                # code's names are (string contents survive renaming)
-                words.append("summarize")
-                owner.words.add("summarize")
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if type(value) is str:
+                if len(value) <= 64:
+                    for part in value.split("."):
+                        if part.isidentifier():
+                            words.append(part)
+                            owner.words.add(part)
+                if attr == "value" and _asks_for_a_summary(value):
+                    # a prompt that asks for a summary is evidence of compaction, whatever the
+                    # code's names are (string contents survive renaming)
+                    words.append("summarize")
+                    owner.words.add("summarize")
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            func_kind = type(func)
+            name = func.attr if func_kind is ast.Attribute else func.id if func_kind is ast.Name else None
             if name:
                 owner.calls.add(name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and prefix.endswith(".<locals>"):
-            built = _constructor_on_self(node)
-            if built:
-                owning_class = prefix[: -len(".<locals>")].rpartition(".")[0]
-                built_on_self.setdefault(owning_class, set()).add(built)
-        child_owner, child_prefix = owner, prefix
-        if isinstance(node, _DEFS):
-            qualname = f"{prefix}.{node.name}"
+                if name in registrations:
+                    for arg in [*node.args, *(k.value for k in node.keywords)]:  # type: ignore[attr-defined]
+                        arg_kind = type(arg)
+                        if arg_kind is ast.Name:
+                            nodes.add(arg.id)  # type: ignore[attr-defined]
+                        elif arg_kind is ast.Attribute:
+                            nodes.add(arg.attr)  # type: ignore[attr-defined]
+            stack.extend((child, depth + 1, owner, prefix) for child in children(node, fields))
+            continue
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            qualname = f"{prefix}.{node.name}"  # type: ignore[attr-defined]
             child_owner = functions.setdefault(qualname, FunctionWords())
             child_prefix = f"{qualname}.<locals>"
-            for decorator in node.decorator_list:  # what a decorator says, it says of the function
+            for decorator in node.decorator_list:  # type: ignore[attr-defined]  # what a decorator says, it says of the function
                 stack.append((decorator, depth + 1, child_owner, prefix))
-            children: Iterable[ast.AST] = [node.args, *node.body, *([node.returns] if node.returns else [])]
-        elif isinstance(node, ast.ClassDef):
-            child_prefix = f"{prefix}.{node.name}"
-            children = ast.iter_child_nodes(node)
-        elif (named := _named_lambda(node)) is not None:
-            target, function = named
-            qualname = f"{prefix}.{target.id}"
-            words_of = functions.setdefault(qualname, FunctionWords())
-            lambdas.append((owner, words_of))
-            stack.append((target, depth + 1, owner, prefix))
-            stack.extend((c, depth + 2, words_of, f"{qualname}.<locals>") for c in (function.args, function.body))
-            children = [c for c in ast.iter_child_nodes(node) if c is not target and c is not function]
-        elif _is_elif(node):
+            returns = node.returns  # type: ignore[attr-defined]
+            below = [node.args, *node.body, *([returns] if returns else [])]  # type: ignore[attr-defined]
+            stack.extend((child, depth + 1, child_owner, child_prefix) for child in below)
+            continue
+        if kind is ast.ClassDef:
+            child_prefix = f"{prefix}.{node.name}"  # type: ignore[attr-defined]
+            stack.extend((child, depth + 1, owner, child_prefix) for child in children(node, fields))
+            continue
+        below = children(node, fields)
+        if kind is ast.Assign or kind is ast.AnnAssign:
+            if prefix.endswith(".<locals>"):
+                built = _constructor_on_self(node)  # type: ignore[arg-type]
+                if built:
+                    owning_class = prefix[: -len(".<locals>")].rpartition(".")[0]
+                    built_on_self.setdefault(owning_class, set()).add(built)
+            named = _named_lambda(node)
+            if named is not None:
+                target, function = named
+                qualname = f"{prefix}.{target.id}"
+                words_of = functions.setdefault(qualname, FunctionWords())
+                lambdas.append((owner, words_of))
+                stack.append((target, depth + 1, owner, prefix))
+                stack.extend((c, depth + 2, words_of, f"{qualname}.<locals>") for c in (function.args, function.body))
+                below = [c for c in below if c is not target and c is not function]
+        elif kind is ast.If and _is_elif(node):
             # an ``elif`` is the ``orelse`` of the ``if`` before it, but a chain of
             # them is flat code (and the engine walks it iteratively): same depth
             elif_node = node.orelse[0]  # type: ignore[attr-defined]
             stack.append((elif_node, depth, owner, prefix))
-            children = [c for c in ast.iter_child_nodes(node) if c is not elif_node]
-        else:
-            children = ast.iter_child_nodes(node)
-        stack.extend((child, depth + 1, child_owner, child_prefix) for child in children)
+            below = [c for c in below if c is not elif_node]
+        stack.extend((child, depth + 1, owner, prefix) for child in below)
     for owner, own in lambdas:
         owner.words |= own.words
         owner.calls |= own.calls
@@ -149,7 +186,7 @@ def scan(tree: ast.Module, module_name: str) -> FileScan:
             built = built_on_self.get(qualname.rpartition(".")[0])
             if built:
                 function_words.words |= built
-    return FileScan(deepest, "\n".join(words), functions)
+    return FileScan(deepest, "\n".join(words), functions, nodes)
 
 
 def _constructor_on_self(node: ast.Assign | ast.AnnAssign) -> str | None:

@@ -7,7 +7,7 @@ import textwrap
 
 import libcst as cst
 
-from summaryguard.rules.engine.outline import graph_nodes, outline, skeleton
+from summaryguard.rules.engine.outline import outline, skeleton
 from summaryguard.rules.engine.relevance import scan
 
 SOURCE = textwrap.dedent(
@@ -60,7 +60,7 @@ SOURCE = textwrap.dedent(
 
 def _outline(text: str, relevant: set[str] = frozenset(), nodes: set[str] | None = None) -> str:
     tree = ast.parse(text)
-    names = graph_nodes([tree], frozenset({"add_node"})) if nodes is None else nodes
+    names = scan(tree, "m", frozenset({"add_node"})).nodes if nodes is None else nodes
     return outline(text, tree, scan(tree, "m"), "m", set(relevant), lambda w: "checkpoint" in w, names)
 
 
@@ -94,11 +94,6 @@ def test_carriage_returns_are_not_outlined() -> None:
 def test_nothing_to_blank() -> None:
     text = "x = 1\n\ndef f(checkpoint):\n    return checkpoint\n"
     assert _outline(text) == text
-
-
-def test_graph_nodes_by_name_and_attribute() -> None:
-    tree = ast.parse("g.add_node('a', run)\ng.add_node(node=self.step)\nadd_node(x.y)\nother(z)\n")
-    assert graph_nodes([tree], frozenset({"add_node"})) == {"run", "step", "y"}
 
 
 def _outline_lent(text: str) -> str:
