@@ -347,6 +347,7 @@ class Analyzer:
             findings.extend(self._run_rules(models[module.path], errors, places))
         findings.sort(key=lambda f: f.sort_key)
         errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
+        project.release()
         return findings, errors
 
     def syntax_errors(self, path: str, text: str) -> list[FileError]:

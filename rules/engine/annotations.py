@@ -19,6 +19,7 @@ import libcst as cst
 
 from .names import ImportTable, dotted, last_segment
 from .project import FunctionInfo, ModuleInfo
+from .syntax import string_value
 
 __all__ = ["annotated_class", "class_expression", "field_annotation", "param_annotation", "return_annotation"]
 
@@ -43,7 +44,7 @@ def class_expression(annotation: cst.BaseExpression | None, position: int | None
     if annotation is None:
         return None
     if isinstance(annotation, cst.SimpleString):  # ``"ClientSession"``: a forward reference
-        text = annotation.evaluated_value
+        text = string_value(annotation)
         parsed = _forward_reference(text) if isinstance(text, str) else None
         if parsed is None:
             return None

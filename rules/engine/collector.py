@@ -19,9 +19,12 @@ only cyclic garbage made during the analysis waits for the next collection
 after it. Pauses nest and may overlap across threads: the collector comes
 back on when the last one ends.
 
-That next collection walks everything the analysis made (its project index is
-cyclic, and it holds the trees): 1.1 s of a 16 s check of agno's
-``agent/_run.py`` in its package. A process that ends after its analyses (the
+That next collection used to walk everything the analysis made (its project index
+was cyclic, and it held the trees): 1.1 s of a 16 s check of agno's
+``agent/_run.py`` in its package. An analysis now breaks its index's cycles when it
+ends (:meth:`.project.Project.release`), so reference counting frees its trees and
+that collection finds little (langchain-core checked whole: 7,900 objects left
+where there were 1.29 M). A process that ends after its analyses (the
 command line, its workers) need not pay it for the last one, since the
 interpreter's exit does not collect frozen objects (:func:`gc.freeze`). After
 :func:`defer_next_collection`, the end of the next pause freezes what is there,

@@ -62,7 +62,17 @@ from .names import dotted, last_segment
 from .project import FunctionInfo, ModuleInfo, Project
 from .behaviour import FunctionSummary
 from .classes import ClassIndex, ProjectClass
-from .syntax import Stmt, calls_in, child_blocks, children, expressions_of, iter_exprs, statements, walk_statements
+from .syntax import (
+    Stmt,
+    calls_in,
+    child_blocks,
+    children,
+    expressions_of,
+    iter_exprs,
+    statements,
+    string_value,
+    walk_statements,
+)
 
 __all__ = ["compaction_facts"]
 
@@ -213,7 +223,7 @@ def _strings(node: cst.CSTNode) -> Iterator[str]:
     for n in iter_exprs(node):
         kind = type(n)
         if kind is simple:
-            value = n.evaluated_value
+            value = string_value(n)
             if isinstance(value, str):
                 yield value
         elif kind is text:
@@ -236,7 +246,7 @@ def _key_names(record: cst.CSTNode) -> tuple[set[str], bool]:
     opaque = False
     for n in iter_exprs(record):
         if isinstance(n, cst.DictElement) and isinstance(n.key, cst.SimpleString):
-            value = n.key.evaluated_value
+            value = string_value(n.key)
             if isinstance(value, str):
                 keys.add(value)
         elif isinstance(n, cst.StarredDictElement):
@@ -251,7 +261,7 @@ def _key_names(record: cst.CSTNode) -> tuple[set[str], bool]:
 
 def _has_key(node: cst.Dict, key: str) -> bool:
     return any(
-        isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == key
+        isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and string_value(e.key) == key
         for e in node.elements
     )
 
@@ -261,11 +271,11 @@ def _summary_role(node: cst.CSTNode) -> bool:
     values: list[cst.BaseExpression] = []
     if isinstance(node, cst.Dict):
         values = [e.value for e in node.elements if isinstance(e, cst.DictElement)
-                  and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == "role"]
+                  and isinstance(e.key, cst.SimpleString) and string_value(e.key) == "role"]
     elif isinstance(node, cst.Call):
         values = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "role"]
     for value in values:
-        if isinstance(value, cst.SimpleString) and value.evaluated_value in _SUMMARY_ROLE:
+        if isinstance(value, cst.SimpleString) and string_value(value) in _SUMMARY_ROLE:
             return True
         if isinstance(value, cst.Attribute) and value.attr.value in _SUMMARY_ROLE:
             return True
@@ -294,7 +304,7 @@ def _returns_number(returns: cst.Annotation | None) -> bool:
         return False
     expr: cst.BaseExpression = returns.annotation
     if isinstance(expr, cst.SimpleString):  # ``-> "int"``
-        text = expr.evaluated_value
+        text = string_value(expr)
         return isinstance(text, str) and all(part.strip() in _NUMBER_TYPES for part in text.split("|"))
     return _number_type(expr)
 
@@ -1109,7 +1119,7 @@ class _Analysis:
         for n in iter_exprs(expr):
             word = n.value if isinstance(n, cst.Name) else n.attr.value if isinstance(n, cst.Attribute) else None
             if word is None and isinstance(n, cst.SimpleString):
-                value = n.evaluated_value
+                value = string_value(n)
                 word = value if isinstance(value, str) and value.isidentifier() else None
             if word is None:
                 continue
@@ -1562,7 +1572,7 @@ class _Analysis:
             if isinstance(stmt, cst.Return) and isinstance(stmt.value, cst.Dict):
                 for element in stmt.value.elements:
                     if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
-                        key = element.key.evaluated_value
+                        key = string_value(element.key)
                         if isinstance(key, str) and self.carries(element.value, view):
                             found.setdefault(("key", key), element)
             elif isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and stmt.value is not None:
@@ -1752,52 +1762,55 @@ class _Analysis:
             return found
         view = self.view(fn)
         found = self._calls[fn] = _Calls()
-        acquired: set[str] = set()
-        counter = [0]
-
-        def visit(stmts: list[Stmt], held: frozenset[str], loops: tuple[int, ...]) -> None:
-            for stmt in stmts:
-                if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-                    continue
-                counter[0] += 1
-                index = counter[0]
-                inner = held
-                exprs = expressions_of(stmt)
-                pool = False
-                if isinstance(stmt, cst.With):
-                    keys = set(held)
-                    for item in stmt.items:
-                        key = self.lock_key(item.item, view)
-                        if key:
-                            keys.add(key)
-                        pool = pool or last_segment(self.type_of(item.item, view)) in _WAITS_ON_EXIT
-                    inner = frozenset(keys)
-                for expr in exprs:
-                    calls: list[cst.Call] = []
-                    for node in iter_exprs(expr):
-                        if isinstance(node, cst.Call):
-                            calls.append(node)
-                        elif isinstance(node, cst.Await):
-                            if isinstance(node.expression, cst.Call):
-                                found.awaited.add(node.expression)
-                            else:
-                                found.syncs.append((index, loops))
-                    calls.reverse()  # innermost (first evaluated) first
-                    for call in calls:
-                        found.calls.append((call, frozenset(held | acquired), index, loops))
-                        if not isinstance(stmt, cst.With):
-                            self._track_acquire(call, view, acquired)
-                        if last_segment(dotted(call.func)) in _SYNC_METHODS:
-                            found.syncs.append((index, loops))
-                nested = (*loops, id(stmt)) if isinstance(stmt, (cst.For, cst.While)) else loops
-                for block in child_blocks(stmt):
-                    visit(block, inner, nested)
-                if pool:  # leaving ``with ThreadPoolExecutor() as pool:`` waits for its work
-                    counter[0] += 1
-                    found.syncs.append((counter[0], loops))
-
-        visit(fn.body, frozenset(), ())
+        self._locked_calls(fn.body, frozenset(), (), view, found, set(), [0])
         return found
+
+    def _locked_calls(
+        self, stmts: list[Stmt], held: frozenset[str], loops: tuple[int, ...],
+        view: _Fn, found: _Calls, acquired: set[str], counter: list[int],
+    ) -> None:
+        """:meth:`calls_with_locks` of ``stmts``, recursively (a method, not a closure: a
+        recursive closure is a reference cycle, which kept each analysis alive until the
+        collector came)."""
+        for stmt in stmts:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            counter[0] += 1
+            index = counter[0]
+            inner = held
+            exprs = expressions_of(stmt)
+            pool = False
+            if isinstance(stmt, cst.With):
+                keys = set(held)
+                for item in stmt.items:
+                    key = self.lock_key(item.item, view)
+                    if key:
+                        keys.add(key)
+                    pool = pool or last_segment(self.type_of(item.item, view)) in _WAITS_ON_EXIT
+                inner = frozenset(keys)
+            for expr in exprs:
+                calls: list[cst.Call] = []
+                for node in iter_exprs(expr):
+                    if isinstance(node, cst.Call):
+                        calls.append(node)
+                    elif isinstance(node, cst.Await):
+                        if isinstance(node.expression, cst.Call):
+                            found.awaited.add(node.expression)
+                        else:
+                            found.syncs.append((index, loops))
+                calls.reverse()  # innermost (first evaluated) first
+                for call in calls:
+                    found.calls.append((call, frozenset(held | acquired), index, loops))
+                    if not isinstance(stmt, cst.With):
+                        self._track_acquire(call, view, acquired)
+                    if last_segment(dotted(call.func)) in _SYNC_METHODS:
+                        found.syncs.append((index, loops))
+            nested = (*loops, id(stmt)) if isinstance(stmt, (cst.For, cst.While)) else loops
+            for block in child_blocks(stmt):
+                self._locked_calls(block, inner, nested, view, found, acquired, counter)
+            if pool:  # leaving ``with ThreadPoolExecutor() as pool:`` waits for its work
+                counter[0] += 1
+                found.syncs.append((counter[0], loops))
 
     def _track_acquire(self, call: cst.Call, view: _Fn, acquired: set[str]) -> None:
         func = call.func

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .syntax import bool_literal, identifiers, is_none, key_read
+from .syntax import bool_literal, identifiers, is_none, key_read, string_value
 
 __all__ = ["ALL_KINDS", "DEPS", "Facts", "GENERATION", "PARTIAL", "classify", "kind_words"]
 
@@ -221,7 +221,7 @@ def _comparison(expr: cst.Comparison, ctx: Context, depth: int) -> Facts:
         return Facts(frozenset({DEPS}), _NONE)
     for side in (left, right):
         if isinstance(side, cst.SimpleString) and (positive or negative):
-            value = side.evaluated_value
+            value = string_value(side)
             if not isinstance(value, str):
                 continue
             if _GOOD_STATUS.search(value):

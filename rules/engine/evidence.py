@@ -34,6 +34,7 @@ from .syntax import (
     is_none,
     iter_exprs,
     key_read,
+    string_value,
     walk_statements,
 )
 
@@ -121,7 +122,7 @@ class _Profile:
             elif kind is cst.Call:
                 calls.append(node)
             elif kind is cst.SimpleString:
-                value = node.evaluated_value
+                value = string_value(node)
                 if isinstance(value, str) and value.isidentifier():
                     strings.add(value)
         calls.reverse()

@@ -41,7 +41,7 @@ from .facts import Fact, Step, UnserializedWrite
 from .names import dotted, last_segment
 from .prefilter import DISPATCH_CALLS
 from .project import FunctionInfo, ModuleInfo
-from .syntax import Stmt, child_blocks, expressions_of, iter_exprs, walk_statements
+from .syntax import Stmt, child_blocks, expressions_of, iter_exprs, string_value, walk_statements
 
 if TYPE_CHECKING:
     from .compaction import _Analysis, _Fn
@@ -245,7 +245,7 @@ def _is_message(node: cst.CSTNode) -> bool:
     """A chat message: a dict with a ``"role"`` key, or a call with a ``role=`` argument."""
     if isinstance(node, cst.Dict):
         return any(
-            isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == "role"
+            isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and string_value(e.key) == "role"
             for e in node.elements
         )
     if isinstance(node, cst.Call):

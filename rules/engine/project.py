@@ -371,6 +371,21 @@ class Project:
                     called |= self.calls.get(fn.qualname, set())
         return called
 
+    def release(self) -> None:
+        """Break the index's reference cycles once its analysis is done; the project is
+        empty afterwards.
+
+        Why: a function points to its module and the module to its functions, and the
+        analyses keep the project, so every libcst tree of a run is reachable only
+        through cycles: without this the trees outlive the analysis until the next
+        collection, which walks all of them first (agno checked whole: 6.7 M objects,
+        4.3 s of an 88 s check). Cleared, reference counting frees them at once."""
+        for module in self.modules:
+            for fn in module.functions:
+                fn.__dict__.clear()
+            module.__dict__.clear()
+        self.__dict__.clear()
+
     def demand_roots(self) -> list[FunctionInfo] | None:
         """The functions whose analyses the checked modules' facts read, or None when
         every module is checked: the checked modules' functions, and the context

@@ -34,7 +34,7 @@ import libcst as cst
 from .evidence import Evidence
 from .facts import Step
 from .names import dotted, last_segment
-from .syntax import Stmt, calls_in, expressions_of, is_none, iter_exprs, statements, walk_statements
+from .syntax import Stmt, calls_in, expressions_of, is_none, iter_exprs, statements, string_value, walk_statements
 
 __all__ = ["rederivations"]
 
@@ -301,7 +301,7 @@ def _referenced(expr: cst.CSTNode) -> set[str]:
         elif isinstance(node, cst.Attribute):
             found.add(node.attr.value)
         elif isinstance(node, cst.SimpleString):
-            value = node.evaluated_value
+            value = string_value(node)
             if isinstance(value, str) and value.isidentifier():
                 found.add(value)
     return found

@@ -198,3 +198,39 @@ def test_an_analysis_keeps_none_of_its_trees_alive_after_it() -> None:
     gc.collect()
     holders = [r for call in calls for r in gc.get_referrers(call) if r is not calls]
     assert holders == []
+
+
+class _KeepsTheModules(LintRule):
+    code = "XT903"
+    name = "keeps-the-modules"
+    USES_MODEL = False
+    modules: list[cst.Module] = []
+
+    def visit_Module(self, node: cst.Module) -> None:
+        _KeepsTheModules.modules.append(node)
+
+
+def test_reference_counting_alone_frees_an_analysis() -> None:
+    """Once an analysis returns, nothing it made waits for the cyclic collector: the
+    project index (a function points to its module, the module to its functions) is
+    broken up (`Project.release`), and no recursive closure of the compaction facts
+    keeps their analysis alive. Before, every tree of a run survived its analysis
+    until the next collection, which walked them all (agno: 6.7 M objects). With the
+    collector off, what still refers to the trees a rule saw is the test's list alone."""
+    from summaryguard.rules.sg304_unserialized_checkpoint_write import UnserializedCheckpointWrite
+
+    _KeepsTheModules.modules.clear()
+    analyzer = Analyzer(Vocabulary.build(), [*all_rules(), _KeepsTheModules])
+    source = UnserializedCheckpointWrite.INVALID[0].code
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        findings, errors = analyzer.analyze([("agent.py", source), ("a.py", RESUME)])
+        modules = _KeepsTheModules.modules
+        holders = [r for module in modules for r in gc.get_referrers(module) if r is not modules]
+    finally:
+        if was_enabled:
+            gc.enable()
+    assert errors == [] and {f.code for f in findings} >= {"SG304", "SG101"}
+    assert len(modules) == 2 and holders == []

@@ -8,12 +8,17 @@ Speed work must never move a finding, so each shortcut is held to its plain form
 * :func:`~summaryguard.rules.engine.syntax.iter_exprs` reads only the fields that
   can hold nodes and remembers each walk: the same nodes, in the same order, as the
   walk over every dataclass field it replaced, asked once or many times, and after
-  the remembered walks were dropped (:data:`~summaryguard.rules.engine.syntax.MAX_WALKED`).
+  the remembered walks were dropped (:data:`~summaryguard.rules.engine.syntax.MAX_WALKED`);
+* :func:`~summaryguard.rules.engine.syntax.string_value` decodes a string literal
+  without :func:`ast.literal_eval` where it needs no decoding: the same value as
+  libcst's ``evaluated_value``, for any text in any quoting.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +26,7 @@ import hypothesmith
 import libcst as cst
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from summaryguard.rules.engine import syntax
 from summaryguard.rules.engine.grammar import parse_module
@@ -106,3 +112,47 @@ def test_walks_of_generated_code(source: str) -> None:
     except (cst.ParserSyntaxError, RecursionError):
         return
     assert_walks_agree(module)
+
+
+_QUOTINGS = ("'{}'", '"{}"', "'''{}'''", '"""{}"""', "r'{}'", "b'{}'", "u'{}'", 'R"{}"')
+
+
+def _literal(text: str, quoting: str) -> cst.SimpleString | None:
+    """``text`` written with ``quoting`` as a literal CPython accepts, or None."""
+    token = quoting.format(text)
+    try:
+        node = cst.parse_expression(token)
+        with warnings.catch_warnings():  # an invalid escape ("\\d") warns, and still evaluates
+            warnings.simplefilter("ignore")
+            ast.literal_eval(token)
+    except Exception:  # noqa: BLE001 - a text that quoting cannot hold
+        return None
+    return node if isinstance(node, cst.SimpleString) else None
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet=st.sampled_from("ab_ \t\\\n\r'\"é{}"), max_size=12), st.sampled_from(_QUOTINGS))
+def test_string_value_is_libcsts_value(text: str, quoting: str) -> None:
+    node = _literal(text, quoting)
+    if node is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert syntax.string_value(node) == node.evaluated_value
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["''", '""', "'resume'", '"a b"', "'''x\ny'''", '""""""', '"""a"b"""', r"'a\nb'", r"'\x41'", "b'k'", r"r'\d'", "u'x'"],
+)
+def test_string_value_of_examples(token: str) -> None:
+    node = cst.parse_expression(token)
+    assert isinstance(node, cst.SimpleString)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert syntax.string_value(node) == node.evaluated_value == ast.literal_eval(token)
+
+
+def test_string_value_of_a_concatenation_is_libcsts() -> None:
+    node = cst.parse_expression("'a' \"b\"")
+    assert isinstance(node, cst.ConcatenatedString)
+    assert syntax.string_value(node) == "ab"
