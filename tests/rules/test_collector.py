@@ -174,14 +174,20 @@ def test_the_largest_group_is_analyzed_last_its_garbage_left_to_the_exit(
     assert {f.path for f in findings} == {"big.py", "small.py", "mid.py"} and errors == []
 
 
-class _KeepsTheCalls(LintRule):
+class _KeepsWhatItSees(LintRule):
+    """A rule that keeps every call and module it visits, for the tests to ask who else does."""
+
     code = "XT902"
-    name = "keeps-the-calls"
+    name = "keeps-what-it-sees"
     USES_MODEL = False
     calls: list[cst.Call] = []
+    modules: list[cst.Module] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        _KeepsTheCalls.calls.append(node)
+        _KeepsWhatItSees.calls.append(node)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        _KeepsWhatItSees.modules.append(node)
 
 
 def test_an_analysis_keeps_none_of_its_trees_alive_after_it() -> None:
@@ -189,25 +195,17 @@ def test_an_analysis_keeps_none_of_its_trees_alive_after_it() -> None:
     carried every tree of a group into the analyses of the next groups, and each
     collection walked them again (issue 10). libcst's nodes take no weak reference:
     what still refers to the calls a rule saw, once collected, is the test's list alone."""
-    _KeepsTheCalls.calls.clear()
-    analyzer = Analyzer(Vocabulary.build(), [*all_rules(), _KeepsTheCalls])
+    _KeepsWhatItSees.calls.clear()
+    _KeepsWhatItSees.modules.clear()
+    analyzer = Analyzer(Vocabulary.build(), [*all_rules(), _KeepsWhatItSees])
     findings, errors = analyzer.analyze([("a.py", RESUME)])
     assert errors == [] and findings
-    calls = _KeepsTheCalls.calls
+    calls = _KeepsWhatItSees.calls
     assert calls
+    _KeepsWhatItSees.modules.clear()  # the trees around the calls are this test's question
     gc.collect()
     holders = [r for call in calls for r in gc.get_referrers(call) if r is not calls]
     assert holders == []
-
-
-class _KeepsTheModules(LintRule):
-    code = "XT903"
-    name = "keeps-the-modules"
-    USES_MODEL = False
-    modules: list[cst.Module] = []
-
-    def visit_Module(self, node: cst.Module) -> None:
-        _KeepsTheModules.modules.append(node)
 
 
 def test_reference_counting_alone_frees_an_analysis() -> None:
@@ -219,15 +217,16 @@ def test_reference_counting_alone_frees_an_analysis() -> None:
     collector off, what still refers to the trees a rule saw is the test's list alone."""
     from summaryguard.rules.sg304_unserialized_checkpoint_write import UnserializedCheckpointWrite
 
-    _KeepsTheModules.modules.clear()
-    analyzer = Analyzer(Vocabulary.build(), [*all_rules(), _KeepsTheModules])
+    _KeepsWhatItSees.calls.clear()
+    _KeepsWhatItSees.modules.clear()
+    analyzer = Analyzer(Vocabulary.build(), [*all_rules(), _KeepsWhatItSees])
     source = UnserializedCheckpointWrite.INVALID[0].code
     was_enabled = gc.isenabled()
     gc.collect()
     gc.disable()
     try:
         findings, errors = analyzer.analyze([("agent.py", source), ("a.py", RESUME)])
-        modules = _KeepsTheModules.modules
+        modules = _KeepsWhatItSees.modules
         holders = [r for module in modules for r in gc.get_referrers(module) if r is not modules]
     finally:
         if was_enabled:
