@@ -641,7 +641,7 @@ def _analyze_groups(
 #: this expected speed-up (every module's cost once, over the largest chunk's, a context
 #: module counted as if checked), one process is as fast. Since a context module's bodies
 #: are parsed and solved only as far as the checked files reach them (``.engine.bodies``,
-#: ``.engine.solver.demanded``), context costs far less than the model says, and one
+#: ``.engine.solver.demanded``), context costs less than the model says, and one
 #: package split in two pays below the 1.5 this was: on 2 cores (``--no-cache --jobs 2``
 #: over one package, split forced against not, alternated, 2 runs each, 2026-12-04)
 #: langchain-core 1.8.4 (expected 1.33) took 0.81x the wall time, letta 0.16.8 (1.31)
