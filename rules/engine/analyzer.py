@@ -37,9 +37,10 @@ The size limits are checked before any parse (:func:`_size_error`).
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,9 +51,10 @@ from .base import LintRule, RuleContext
 from .bodies import defer_bodies
 from .bodies import positions as body_positions
 from .collector import collector_paused
+from .cpython_cst import is_converted
 from .facts import Step
 from .findings import FileError, Finding, TraceStep, describe, is_too_deep
-from .grammar import Shifts, after_host_rejection, map_column, parse_module
+from .grammar import Shifts, after_host_rejection, exact_tree, map_column, parse_module, tree_positions
 from .model import FileModel, build_models
 from .prefilter import Prefilter
 from .names import dispatches_parameters, imported_modules, module_name_for, returns_imported_instances
@@ -339,7 +341,7 @@ class Analyzer:
             if path not in unchecked:
                 errors.append(FileError(path, None, message))
         models = build_models(project, results)
-        places = _Places(project)
+        places = _Places(project, self.target_version)
         findings: list[Finding] = []
         for module in project.modules:
             if module.path in failed or module.context:
@@ -501,10 +503,9 @@ class Analyzer:
     ) -> list[Finding]:
         """The rules' pass over one file (begun by :meth:`_run_rules`): their findings,
         with their failures and the pass's own added to ``errors``."""
-        wrapper = MetadataWrapper(model.module.tree, unsafe_skip_copy=True)
         try:
             if reporting:
-                positions = place.positions(model.module, wrapper)
+                positions = place.positions(model.module)
                 for rule in reporting:
                     rule.metadata = {PositionProvider: positions}
                     try:
@@ -512,7 +513,7 @@ class Analyzer:
                     except Exception as exc:  # noqa: BLE001 - one rule's failure is this file's error
                         rule.failure = exc
             if visiting:
-                wrapper.visit_batched(visiting)
+                self._visit(model, visiting, place)
         except RecursionError:
             errors.append(FileError(model.path, None, _TOO_DEEP))
             return []
@@ -541,19 +542,59 @@ class Analyzer:
         return findings
 
 
+    def _visit(self, model: FileModel, visiting: list[LintRule], place: _Places) -> None:
+        """The visitor rules' pass (plugins' rules that walk the tree themselves). They get
+        libcst's own tree of the file, layout and comments included, with every metadata
+        provider they declare; a node of the engine's facts (the model's tree, which
+        may be converted from CPython's, see :mod:`.cpython_cst`) is placed too."""
+        tree = model.module.tree
+        if is_converted(tree):
+            tree = exact_tree(tree, self.target_version)
+        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
+        with contextlib.ExitStack() as stack:
+            for rule in visiting:
+                stack.enter_context(rule.resolve(wrapper))
+                if tree is not model.module.tree and PositionProvider in rule.metadata:
+                    rule.metadata = {
+                        **rule.metadata,
+                        PositionProvider: _Either(rule.metadata[PositionProvider], place.positions(model.module)),
+                    }
+            cst.visit_batched(tree, visiting)
+
+
+class _Either(Mapping[cst.CSTNode, CodeRange]):
+    """Positions of two trees of one file: libcst's own, then the engine's."""
+
+    def __init__(self, first: Mapping[cst.CSTNode, CodeRange], second: Mapping[cst.CSTNode, CodeRange]) -> None:
+        self._first, self._second = first, second
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        found = self._first.get(node)
+        return self._second[node] if found is None else found
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        yield from self._first
+        yield from self._second
+
+    def __len__(self) -> int:
+        return len(self._first) + len(self._second)
+
+
 class _Places:
     """Lines of trace steps, for the modules of one analysis: each module's
     positions are resolved once, and only for modules a trace passes through."""
 
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: Project, target: str | None) -> None:
         self._modules = {m.path: m for m in project.modules}
         self._positions: dict[str, Mapping[cst.CSTNode, CodeRange]] = {}
+        self._target = target
 
-    def positions(self, module: ModuleInfo, wrapper: MetadataWrapper | None = None) -> Mapping[cst.CSTNode, CodeRange]:
+    def positions(self, module: ModuleInfo) -> Mapping[cst.CSTNode, CodeRange]:
         found = self._positions.get(module.path)
         if found is None:
-            wrapper = wrapper or MetadataWrapper(module.tree, unsafe_skip_copy=True)
-            found = self._positions[module.path] = body_positions(module, wrapper.resolve(PositionProvider))
+            found = self._positions[module.path] = body_positions(
+                module, tree_positions(module.tree, self._target), self._target
+            )
         return found
 
     def step(self, step: Step) -> TraceStep | None:

@@ -32,9 +32,9 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange
 
-from .grammar import parse_module
+from .grammar import parse_module, tree_positions
 from .project import ModuleInfo
 
 __all__ = ["ParsedBody", "defer_bodies", "positions"]
@@ -99,7 +99,9 @@ def _parse_body(
     return loaded
 
 
-def positions(module: ModuleInfo, found: Mapping[cst.CSTNode, CodeRange]) -> Mapping[cst.CSTNode, CodeRange]:
+def positions(
+    module: ModuleInfo, found: Mapping[cst.CSTNode, CodeRange], target: str | None
+) -> Mapping[cst.CSTNode, CodeRange]:
     """``found`` (the positions of ``module``'s tree) with those of the bodies parsed later."""
     if not module.parsed_bodies:
         return found
@@ -108,7 +110,7 @@ def positions(module: ModuleInfo, found: Mapping[cst.CSTNode, CodeRange]) -> Map
         if parsed.stub in merged:
             merged[parsed.loaded] = merged[parsed.stub]
         offset = parsed.offset
-        for node, where in MetadataWrapper(parsed.snippet, unsafe_skip_copy=True).resolve(PositionProvider).items():
+        for node, where in tree_positions(parsed.snippet, target).items():
             merged[node] = CodeRange(
                 CodePosition(where.start.line + offset, where.start.column),
                 CodePosition(where.end.line + offset, where.end.column),

@@ -6,8 +6,14 @@ tokenizer and libcst's differ. The analyzer's cheap steps still use CPython
 (the screening, :mod:`.relevance` and :mod:`.outline`, read CPython's
 ``ast``: ten times cheaper than libcst), so this module is where the two meet:
 
-* :func:`parse_module` parses with libcst configured for the target
-  (``PartialParserConfig(python_version=...)``). libcst's tokenizer rejects
+* :func:`parse_module` gives libcst's tree of a text. A text CPython's parser
+  reads is converted from CPython's tree (:mod:`.cpython_cst`: libcst's nodes and
+  structure without the layout, about three times cheaper than libcst's parse;
+  libcst's native parser reads every grammar the host's does, whatever the target,
+  so nothing it would reject is accepted); libcst parses the rest, configured for the
+  target (``PartialParserConfig(python_version=...)``), and parses exactly where
+  layout is asked for (positions, a plugin's visiting rule: :func:`tree_positions`,
+  :func:`exact_tree`). libcst's tokenizer rejects
   some tab indentation that CPython accepts (B17: "no matching outer block for
   dedent"); when the text has tabs in its indentation, the parse is retried
   with that indentation expanded the way CPython reads it (a tab advances to
@@ -35,22 +41,26 @@ import re
 import sys
 import tokenize
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from .cpython_cst import convert, positions
 
 __all__ = [
     "HostVerdict",
     "Shifts",
     "after_host_rejection",
+    "exact_tree",
     "expand_indentation",
     "lower_for_host",
     "map_column",
     "newest_target",
     "parse_module",
     "parser_config",
+    "tree_positions",
 ]
 
 #: Per line (1-based) whose indentation was expanded: (original width, expanded width) in characters.
@@ -83,16 +93,27 @@ def parser_config(target: str | None) -> cst.PartialParserConfig:
 # -- libcst, with CPython's reading of tabs ----------------------------------------------
 
 
-def parse_module(text: str, target: str | None, validate: bool = False) -> tuple[cst.Module, Shifts | None]:
+def parse_module(
+    text: str, target: str | None, validate: bool = False, exact: bool = False
+) -> tuple[cst.Module, Shifts | None]:
     """libcst's tree of ``text`` for the target grammar, and the column shifts when the
     indentation had to be expanded (see the module's documentation); raises
     ``cst.ParserSyntaxError`` when libcst rejects the text either way.
+
+    Unless ``validate`` or ``exact`` is asked, a text CPython's parser accepts is read by
+    it and converted (:mod:`.cpython_cst`): the same tree without its layout, about three
+    times cheaper. libcst's native parser reads every grammar the host's does, whatever
+    ``target`` says, so the conversion never accepts what libcst would have rejected.
 
     ``validate``: whether libcst's nodes check themselves as they are built. The analyzer
     parses only text a parser has already accepted (CPython's, or libcst's own verdict in
     :func:`after_host_rejection`, which validates), and the checks re-prove what the
     native parser guarantees, at about a sixth of the parse (a third of it on real packages'
     whitespace-heavy code: ``SimpleWhitespace._validate`` runs a regex per token)."""
+    if not (validate or exact):
+        converted = convert(text)
+        if converted is not None:
+            return converted, None
     config = parser_config(target)
     parse = cst.parse_module if validate else _parse_unvalidated
     try:
@@ -108,6 +129,17 @@ def parse_module(text: str, target: str | None, validate: bool = False) -> tuple
         except cst.ParserSyntaxError:
             pass
         raise
+
+
+def exact_tree(tree: cst.Module, target: str | None) -> cst.Module:
+    """libcst's own parse of the text a converted tree was built from (see :mod:`.cpython_cst`)."""
+    return parse_module(tree.source, target, exact=True)[0]  # type: ignore[attr-defined]
+
+
+def tree_positions(tree: cst.Module, target: str | None) -> Mapping[cst.CSTNode, CodeRange]:
+    """The position of every node of ``tree`` as libcst reports it, whether libcst parsed it
+    or it was converted from CPython's tree (then from libcst's parse of the same text)."""
+    return positions(tree, lambda text: parse_module(text, target, exact=True)[0])
 
 
 #: libcst's per-node check, run by every node's ``__init__`` (libcst's own comment there:

@@ -16,6 +16,8 @@ from typing import Literal, Union
 
 import libcst as cst
 
+from .cpython_cst import ConvertedModule
+
 __all__ = [
     "Stmt",
     "attribute_assignments",
@@ -42,11 +44,11 @@ def statements(block: cst.BaseSuite | cst.Module | Sequence[cst.CSTNode] | None)
     """Flatten a suite (or module) into compound and small statements."""
     if block is None:
         return []
-    kind = type(block)  # type tests, as in child_blocks: these classes have no subclasses
+    kind = type(block)  # type tests, as in child_blocks: these classes have no subclasses but one
     if kind is cst.SimpleStatementSuite:
         return list(block.body)
     body: Sequence[cst.CSTNode]
-    if kind is cst.IndentedBlock or kind is cst.Module:
+    if kind is cst.IndentedBlock or kind is cst.Module or kind is ConvertedModule:
         body = block.body
     else:
         body = block  # type: ignore[assignment]

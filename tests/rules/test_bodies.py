@@ -8,10 +8,10 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules, bodies
 from summaryguard.rules.engine.analyzer import _skeleton_from_json, _skeleton_to_json
+from summaryguard.rules.engine.grammar import tree_positions
 from summaryguard.rules.engine.names import module_name_for
 from summaryguard.rules.engine.outline import outline_skeleton, skeleton
 from summaryguard.rules.engine.project import FunctionInfo, Project
@@ -153,7 +153,7 @@ def test_a_body_read_later_has_the_lines_of_the_file() -> None:
     module = lazy.modules[0]
     fn = next(f for f in module.functions if f.name == "load_latest")
     calls = [n for stmt in fn.body for n in _walk(stmt) if isinstance(n, cst.Call)]
-    found = bodies.positions(module, MetadataWrapper(module.tree, unsafe_skip_copy=True).resolve(PositionProvider))
+    found = bodies.positions(module, tree_positions(module.tree, None), None)
     lines = RECOVERY.split("\n")
     shown = [lines[found[call].start.line - 1].strip() for call in calls]
     assert shown == [

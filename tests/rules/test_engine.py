@@ -57,6 +57,7 @@ def test_null_bytes_are_a_file_error(analyzer: Analyzer) -> None:
 
 def test_recursion_in_metadata_is_a_file_error(monkeypatch: pytest.MonkeyPatch, analyzer: Analyzer) -> None:
     from summaryguard.rules.engine import analyzer as module
+    from summaryguard.rules.engine import cpython_cst
 
     class Wrapper:
         def __init__(self, *args, **kwargs):
@@ -69,6 +70,7 @@ def test_recursion_in_metadata_is_a_file_error(monkeypatch: pytest.MonkeyPatch, 
             raise RecursionError("deep")
 
     monkeypatch.setattr(module, "MetadataWrapper", Wrapper)
+    monkeypatch.setattr(cpython_cst, "MetadataWrapper", Wrapper)  # positions, for converted trees
     findings, errors = analyzer.analyze([("a.py", UNCHECKED)])
     assert findings == [] and [e.path for e in errors] == ["a.py"]
     assert "too deeply nested" in errors[0].message

@@ -225,12 +225,29 @@ def test_libcst_failing_where_cpython_parsed_is_a_file_error(
 ) -> None:
     import libcst
 
+    from summaryguard.rules.engine import grammar
+
     def parse_module(text: str, config: object = None) -> None:
         raise failure
 
     monkeypatch.setattr(libcst, "parse_module", parse_module)
+    monkeypatch.setattr(grammar, "convert", lambda text: None)  # a text for libcst to parse
     source = "def recover(checkpoint):\n    summary = checkpoint.summary\n    return checkpoint.resume_context()\n"
     assert analyzer.analyze([("x.py", source)]) == ([], [FileError("x.py", None, message)])
+
+
+def test_a_conversion_that_fails_leaves_the_text_to_libcst(monkeypatch: pytest.MonkeyPatch, analyzer: Analyzer) -> None:
+    from summaryguard.rules.engine import cpython_cst
+
+    def explode(self: object, tree: object) -> None:
+        raise KeyError("a construct the conversion got wrong")
+
+    source = "def recover(checkpoint):\n    summary = checkpoint.summary\n    return checkpoint.resume_context()\n"
+    expected = analyzer.analyze([("x.py", source)])
+    assert {f.code for f in expected[0]} == {"SG101", "SG102", "SG103"}
+    monkeypatch.setattr(cpython_cst._Converter, "module", explode)
+    assert cpython_cst.convert(source) is None
+    assert analyzer.analyze([("x.py", source)]) == expected
 
 
 def test_a_file_the_text_prefilter_dismisses_still_has_its_syntax_checked(analyzer: Analyzer) -> None:
