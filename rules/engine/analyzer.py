@@ -541,7 +541,6 @@ class Analyzer:
             ]
         return findings
 
-
     def _visit(self, model: FileModel, visiting: list[LintRule], place: _Places) -> None:
         """The visitor rules' pass (plugins' rules that walk the tree themselves). They get
         libcst's own tree of the file, layout and comments included, with every metadata

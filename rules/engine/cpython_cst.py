@@ -12,8 +12,8 @@ whitespace and punctuation field holding one shared default. The tests compare
 the result with libcst's own parse, field by field, on real packages.
 
 What such a tree lacks is layout. Positions come from libcst itself, and only
-where asked (:func:`positions`: libcst's parse of the same text, paired node by
-node, for a file where a rule reports or a trace passes). The code libcst
+where asked (:func:`.grammar.tree_positions`: libcst's parse of the same text,
+paired node by node, for a file where a rule reports or a trace passes). The code libcst
 generates for a converted node means what the source meant (parentheses where
 precedence needs them), in its own spacing, without comments.
 A construct the conversion does not build (``match`` statements; f-strings and
@@ -31,13 +31,12 @@ import ast
 import bisect
 import dataclasses
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
-__all__ = ["ConvertedModule", "convert", "is_converted", "pairs", "positions", "structure"]
+__all__ = ["ConvertedModule", "convert", "is_converted"]
 
 
 # -- node construction without dataclass __init__ ------------------------------------------
@@ -123,11 +122,23 @@ _COMPARE = {
     ast.In: cst.In, ast.NotIn: cst.NotIn,
 }
 _BOOLEAN = {ast.And: cst.And, ast.Or: cst.Or}
-#: One instance per operator class: operators hold only whitespace.
-_OPERATORS: dict[type, cst.CSTNode] = {
-    k: _M(v)() for table in (_BINARY, _UNARY, _COMPARE, _BOOLEAN) for k, v in table.items()
-}
-_AUG_OPERATORS = {k: _M(v)() for k, v in _AUGMENTED.items()}
+
+
+class _Operators(dict[type, cst.CSTNode]):
+    """One instance per operator class (operators hold only whitespace), made when first
+    met: a small file's check does not build the fifty constructors at import."""
+
+    def __init__(self, *tables: dict[type, type]) -> None:
+        super().__init__()
+        self._classes = {k: v for table in tables for k, v in table.items()}
+
+    def __missing__(self, kind: type) -> cst.CSTNode:
+        made = self[kind] = _M(self._classes[kind])()
+        return made
+
+
+_OPERATORS = _Operators(_BINARY, _UNARY, _COMPARE, _BOOLEAN)
+_AUG_OPERATORS = _Operators(_AUGMENTED)
 _DOT = _M(cst.Dot)()
 _ASYNC = _M(cst.Asynchronous)()
 _PARAM_STAR = _M(cst.ParamStar)()
@@ -806,52 +817,3 @@ def convert(text: str, tree: ast.Module | None = None) -> cst.Module | None:
 
 def is_converted(module: cst.Module) -> bool:
     return type(module) is ConvertedModule
-
-
-def positions(module: cst.Module, parse: Callable[[str], cst.Module]) -> Mapping[cst.CSTNode, CodeRange]:
-    """Every node's position in ``module`` as libcst reports it: for a tree libcst parsed,
-    its own; for a converted one, those of libcst's parse of the same text (``parse``),
-    paired node by node."""
-    if type(module) is not ConvertedModule:
-        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    exact = parse(module.source)  # type: ignore[attr-defined]
-    found = MetadataWrapper(exact, unsafe_skip_copy=True).resolve(PositionProvider)
-    paired: dict[cst.CSTNode, CodeRange] = {}
-    for ours, theirs in pairs(module, exact):
-        where = found.get(theirs)
-        if where is not None:
-            paired[ours] = where
-    return paired
-
-
-#: Fields that hold only whitespace and punctuation (the same rule as :mod:`.syntax`).
-_LAYOUT = re.compile(
-    r"^(whitespace.*|.*_whitespace.*|lpar|rpar|lbracket|rbracket|lbrace|rbrace|comma|semicolon|colon|"
-    r"equal|dot|leading_lines|lines_after_decorators|header|footer|star_tok|newline|indent|"
-    r"first_colon|second_colon|encoding|default_indent|default_newline|has_trailing_newline)$"
-)
-_STRUCTURE: dict[type, tuple[str, ...]] = {}
-
-
-def structure(kind: type) -> tuple[str, ...]:
-    """The fields of a node class that hold its structure (not layout)."""
-    found = _STRUCTURE.get(kind)
-    if found is None:
-        found = _STRUCTURE[kind] = tuple(f.name for f in dataclasses.fields(kind) if not _LAYOUT.match(f.name))
-    return found
-
-
-def pairs(ours: cst.CSTNode, theirs: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode]]:
-    """Corresponding nodes of two trees of one text, while their structure agrees."""
-    stack = [(ours, theirs)]
-    while stack:
-        a, b = stack.pop()
-        if type(a) is not type(b) and type(a) is not ConvertedModule:
-            continue
-        yield a, b
-        for name in structure(type(a)):
-            x, y = getattr(a, name), getattr(b, name)
-            if isinstance(x, cst.CSTNode):
-                stack.append((x, y))
-            elif isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)) and len(x) == len(y):
-                stack.extend((i, j) for i, j in zip(x, y) if isinstance(i, cst.CSTNode))

@@ -47,7 +47,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from .cpython_cst import convert, positions
+from .cpython_cst import convert, is_converted
+from .syntax import children
 
 __all__ = [
     "HostVerdict",
@@ -59,6 +60,7 @@ __all__ = [
     "map_column",
     "newest_target",
     "parse_module",
+    "pairs",
     "parser_config",
     "tree_positions",
 ]
@@ -138,8 +140,29 @@ def exact_tree(tree: cst.Module, target: str | None) -> cst.Module:
 
 def tree_positions(tree: cst.Module, target: str | None) -> Mapping[cst.CSTNode, CodeRange]:
     """The position of every node of ``tree`` as libcst reports it, whether libcst parsed it
-    or it was converted from CPython's tree (then from libcst's parse of the same text)."""
-    return positions(tree, lambda text: parse_module(text, target, exact=True)[0])
+    or it was converted from CPython's tree (then libcst's positions of its parse of the
+    same text, paired node by node)."""
+    if not is_converted(tree):
+        return MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider)
+    exact = exact_tree(tree, target)
+    found = MetadataWrapper(exact, unsafe_skip_copy=True).resolve(PositionProvider)
+    return {ours: found[theirs] for ours, theirs in pairs(tree, exact) if theirs in found}
+
+
+def pairs(ours: cst.CSTNode, theirs: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode]]:
+    """The nodes of two trees of one text that correspond (layout aside), root first, as
+    far down as their structure agrees."""
+    yield ours, theirs
+    stack = [(ours, theirs)]
+    while stack:
+        a, b = stack.pop()
+        below_a, below_b = children(a), children(b)
+        if len(below_a) != len(below_b):
+            continue
+        for x, y in zip(below_a, below_b):
+            if type(x) is type(y):
+                yield x, y
+                stack.append((x, y))
 
 
 #: libcst's per-node check, run by every node's ``__init__`` (libcst's own comment there:

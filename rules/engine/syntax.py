@@ -130,7 +130,8 @@ _HEADERLESS = frozenset({cst.Try, cst.TryStar, cst.FunctionDef, cst.ClassDef})
 _SKIPPED_FIELD = re.compile(
     r"^(whitespace.*|.*_whitespace.*|lpar|rpar|lbracket|rbracket|lbrace|rbrace|comma|semicolon|colon|"
     r"equal|dot|leading_lines|lines_after_decorators|header|footer|star_tok|newline|indent|"
-    r"first_line|empty_lines|encoding|default_newline|default_indent|has_trailing_newline)$"
+    r"first_line|empty_lines|encoding|default_newline|default_indent|has_trailing_newline|"
+    r"first_colon|second_colon)$"
 )
 #: Field types that never hold a node (``Name.value``, ``Arg.star``): never read.
 _SCALARS = (str, bool, int)

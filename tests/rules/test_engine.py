@@ -57,7 +57,7 @@ def test_null_bytes_are_a_file_error(analyzer: Analyzer) -> None:
 
 def test_recursion_in_metadata_is_a_file_error(monkeypatch: pytest.MonkeyPatch, analyzer: Analyzer) -> None:
     from summaryguard.rules.engine import analyzer as module
-    from summaryguard.rules.engine import cpython_cst
+    from summaryguard.rules.engine import grammar
 
     class Wrapper:
         def __init__(self, *args, **kwargs):
@@ -70,7 +70,7 @@ def test_recursion_in_metadata_is_a_file_error(monkeypatch: pytest.MonkeyPatch, 
             raise RecursionError("deep")
 
     monkeypatch.setattr(module, "MetadataWrapper", Wrapper)
-    monkeypatch.setattr(cpython_cst, "MetadataWrapper", Wrapper)  # positions, for converted trees
+    monkeypatch.setattr(grammar, "MetadataWrapper", Wrapper)  # positions, converted trees' too
     findings, errors = analyzer.analyze([("a.py", UNCHECKED)])
     assert findings == [] and [e.path for e in errors] == ["a.py"]
     assert "too deeply nested" in errors[0].message
