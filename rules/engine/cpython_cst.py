@@ -208,7 +208,6 @@ class _Converter:
     """CPython's tree of one text -> libcst's tree of it. One instance per text."""
 
     def __init__(self, text: str) -> None:
-        self.text = text
         self.data = text.encode("utf-8")
         starts = [0]
         find = self.data.find
@@ -249,19 +248,23 @@ class _Converter:
     def offset(self, line: int, col: int) -> int:
         return self.starts[line - 1] + col
 
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        """``node``'s first and past-the-last byte in the text."""
+        return (
+            self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+            self.offset(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
+        )
+
     def segment(self, node: ast.AST) -> str:
-        start = self.offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        end = self.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+        start, end = self.span(node)
         return self.data[start:end].decode("utf-8")
 
     def verbatim(self, node: ast.AST) -> str:
         """:meth:`segment`, for text the tree keeps as written (a literal, an island): where
         the file is not ASCII, its span is remembered for :meth:`check_identifiers`."""
-        start = self.offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        end = self.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
         if self.verbatim_spans is not None:
-            self.verbatim_spans.append((start, end))
-        return self.data[start:end].decode("utf-8")
+            self.verbatim_spans.append(self.span(node))
+        return self.segment(node)
 
     def check_identifiers(self) -> None:
         """CPython's tree holds identifiers NFKC-normalized (``ᵉ`` is ``e``), libcst's as
