@@ -483,15 +483,23 @@ class _Analysis:
         for name, annotation in fn.annotations.items():
             view.types.setdefault(name, imports.qualify_name(annotation))
         _uses(fn.body, view, lambda call: self.response_body(call, view))
+        # Raw text is summarizer output first (``carries(raw=True)`` implies ``carries()``),
+        # so once the tainted names settle, only they can be raw: most functions carry no
+        # summary at all, and their raw pass, half of this loop's cost, is skipped.
+        candidates: Iterable[str] = view.assigned
         for raw, table in ((False, view.tainted), (True, view.raw)):
+            settled = False
             for _ in range(4):  # summarizer output, followed through assignments
                 grown = {
-                    name for name, values in view.assigned.items()
-                    if name not in table and any(self.carries(v, view, raw=raw) for v in values)
+                    name for name in candidates
+                    if name not in table and any(self.carries(v, view, raw=raw) for v in view.assigned[name])
                 }
                 if not grown:
+                    settled = True
                     break
                 table |= grown
+            if settled and not raw:
+                candidates = [name for name in view.assigned if name in view.tainted]
         return view
 
     def type_of(self, expr: cst.BaseExpression, view: _Fn) -> str:

@@ -212,6 +212,9 @@ class Project:
         self._known_as: tuple[int, dict[str, set[int]]] | None = None
         #: Which graph values summarize (set by :meth:`finish` when a framework model is loaded).
         self.graphs: GraphValues | None = None
+        #: Memo of :meth:`resolve`: (id of the callee expression, id of the caller) -> (the
+        #: expression, the caller, the function). Emptied when a module is added.
+        self._resolved: dict[tuple[int, int], tuple[cst.BaseExpression, FunctionInfo, FunctionInfo | None]] = {}
 
     def add_module(self, path: str, tree: cst.Module, text: str, context: bool = False) -> ModuleInfo:
         name, is_package = module_name_for(path)
@@ -225,6 +228,7 @@ class Project:
             self.functions.append(fn)
             self._by_name.setdefault(fn.name, []).append(fn)
         self.modules.append(module)
+        self._resolved.clear()  # a call may now resolve into the new module
         return module
 
     # -- indexing ------------------------------------------------------------------------
@@ -401,7 +405,21 @@ class Project:
     # -- resolution ----------------------------------------------------------------------
 
     def resolve(self, func: cst.BaseExpression, caller: FunctionInfo) -> FunctionInfo | None:
-        """The project function a call's callee refers to, if known."""
+        """The project function a call's callee refers to, if known.
+
+        Memoized: one run asks about each call four to five times (the call graph, the
+        evidence, the flow facts, the compaction facts: 121,000 questions about 27,000
+        calls in langgraph). The key is made of ids, since libcst hashes a node in
+        Python; the entry keeps both objects, so an id is never another object's."""
+        key = (id(func), id(caller))
+        known = self._resolved.get(key)
+        if known is not None and known[0] is func and known[1] is caller:
+            return known[2]
+        found = self._resolve(func, caller)
+        self._resolved[key] = (func, caller, found)
+        return found
+
+    def _resolve(self, func: cst.BaseExpression, caller: FunctionInfo) -> FunctionInfo | None:
         module = caller.module
         kind = type(func)  # type tests: libcst's isinstance goes through ABCMeta (a call per test)
         if kind is cst.Name:
