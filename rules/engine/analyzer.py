@@ -60,7 +60,7 @@ from .prefilter import Prefilter
 from .names import dispatches_parameters, imported_modules, module_name_for, returns_imported_instances
 from .outline import Skeleton, outline_skeleton, skeleton
 from .project import ModuleInfo, Project
-from .relevance import FileScan, FunctionWords, relevant_functions, scan
+from .relevance import FileScan, FunctionWords, relevance, relevant_functions, scan
 from .solver import solve
 from .syntax import forget_walks
 from .vocabulary import Vocabulary
@@ -334,7 +334,9 @@ class Analyzer:
         del screened
         project.calls, project.words = _calls_and_words(parsed_scans)
         project.finish()
-        project.relevant = relevant_functions(parsed_scans, self.prefilter.function_matters) | project.graph_nodes()
+        seeds, bound = relevance(parsed_scans, self.prefilter.function_matters)
+        graph_nodes = project.graph_nodes()
+        project.relevant, project.seeds = bound | graph_nodes, seeds | graph_nodes
         failed: dict[str, str] = {}
         results = solve(project, failed, project.demand_roots())
         for path, message in failed.items():

@@ -85,6 +85,16 @@ class FunctionSummary:
     #: Calling it may pause a graph node (a framework's ``interrupt-calls``), directly or through others.
     pauses: bool = False
 
+    def tells_callers(self) -> bool:
+        """Whether a call of the function means more than a call of one never analyzed:
+        any fact but :attr:`pure` (which no analysis of a caller reads). A caller of
+        functions that tell nothing, whose own words are no evidence, has nothing to
+        analyze (see :func:`.solver.solve`)."""
+        return bool(
+            self.establishes or self.soft or self.always_raises or self.predicate or self.resumes
+            or self.needs or self.resumes_through or self.returns_resumed or self.calls_tool or self.pauses
+        )
+
 
 BOTTOM = FunctionSummary()
 

@@ -190,8 +190,11 @@ class Project:
         self.modules: list[ModuleInfo] = []
         self.functions: list[FunctionInfo] = []
         self._by_name: dict[str, list[FunctionInfo]] = {}
-        #: Qualified names worth analyzing (None: all); see :mod:`.relevance`.
+        #: Qualified names that may be worth analyzing (None: all); see :mod:`.relevance`.
         self.relevant: set[str] | None = None
+        #: Those analyzed first (None: all of :attr:`relevant`); the solver grows from
+        #: them to the callers that turn out to matter (see :func:`.solver.solve`).
+        self.seeds: set[str] | None = None
         #: By qualified name, the names each function calls (the last segment, as CPython's
         #: screening saw them): a cheap first cut for analyses that follow calls (see
         #: :mod:`.inflight`); a function missing here is not cut.

@@ -10,15 +10,17 @@ A lambda bound to a name (``resume = lambda cp: ...``) is a function of that
 name, as :class:`~.project.Project` indexes it; its words also stay its
 owner's, as they were before it was a function of its own.
 
-A function is analyzed only when its own words show evidence (a resume,
-summary, checkpoint, tool or reconciliation word), or when it calls, by name,
-a function that is analyzed (so a caller of a user resume function or of a
-validator is analyzed too), or when its words together with those of the
-helpers it calls that resume something (``agent.resume(x)``, directly or
-through relays) show evidence: then the caller and the whole chain are.
-A method's words include the classes its class builds into ``self.<attr>``
-(``self.store = CheckpointStore(...)``). Everything else in a parsed file
-keeps an "unknown" summary and costs nothing.
+The words give two sets of functions (:func:`relevance`). The *seeds*: a
+function whose own words show evidence (a resume, summary, checkpoint, tool or
+reconciliation word), or whose words together with those of the helpers it
+calls that resume something (``agent.resume(x)``, directly or through relays)
+show evidence: then the caller and the whole chain. The *bound*: the seeds and
+their callers, by name, four levels up (a caller of a user resume function or
+of a validator may matter). A method's words include the classes its class
+builds into ``self.<attr>`` (``self.store = CheckpointStore(...)``). Within the
+bound, the solver decides which callers are analyzed from what their callees'
+analyses say (:func:`.solver.solve`). Everything else in a parsed file keeps an
+"unknown" summary and costs nothing.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field
 from .cpython_tree import child_fields, children, has_ctx
 from .lexicon import WEAK_RESUME_NAMES
 
-__all__ = ["FileScan", "relevant_functions", "scan"]
+__all__ = ["FileScan", "grows_callers", "relevance", "relevant_functions", "scan"]
 
 _WORD_OF: dict[type, str] = {
     ast.Name: "id",
@@ -220,41 +222,57 @@ def _is_elif(node: ast.AST) -> bool:
 
 
 def relevant_functions(scans: Iterable[FileScan], matters: object) -> set[str]:
-    """Qualified names of the functions worth analyzing (see module doc).
+    """Qualified names of the functions that may be worth analyzing: :func:`relevance`'s bound
+    (the outline keeps their bodies, see :mod:`.outline`)."""
+    return relevance(scans, matters)[1]
 
-    ``matters(text) -> bool`` decides whether a function's own words are evidence.
+
+def relevance(scans: Iterable[FileScan], matters: object) -> tuple[set[str], set[str]]:
+    """The seeds and the bound (see module doc), as qualified names.
+
+    ``matters(text) -> bool`` decides whether a function's own words are evidence. The
+    words say a caller *may* matter; whether it does is known only once its callees are
+    analyzed (:func:`.solver.solve` grows from the seeds to the callers of functions whose
+    summaries tell their callers something, never beyond the bound).
     """
     decide = matters  # a callable; typed loosely to keep this module free of the prefilter
     table = {q: fw for s in scans for q, fw in s.functions.items()}
-    relevant = {q for q, fw in table.items() if decide("\n".join(fw.words))}  # type: ignore[operator]
+    own = {q for q, fw in table.items() if decide("\n".join(fw.words))}  # type: ignore[operator]
     # Grow through callers, but only by names that identify a function: a
     # relevant ``run`` must not make every caller of any ``.run()`` relevant. Never by
     # how many functions of a name the run holds: that would make a file's findings
     # depend on the other files in the run (locality); a caller analyzed because
     # another file's function shares a name resolves its calls in its own module.
+    bound = set(own)
     for _ in range(4):
-        names = {
-            n for n in (q.rpartition(".")[2] for q in relevant)
-            if n not in _GENERIC and not n.startswith("__")
-        }
-        grown = {q for q, fw in table.items() if q not in relevant and fw.calls & names}
+        names = {n for n in (q.rpartition(".")[2] for q in bound) if grows_callers(n)}
+        grown = {q for q, fw in table.items() if q not in bound and fw.calls & names}
         if not grown:
             break
-        relevant |= grown
+        bound |= grown
     # Evidence split between a caller and the helper it hands a value to: `cp = store.latest();
     # go(agent, cp)` with `def go(agent, x): agent.resume(x)` (or through a relay of such
     # helpers). Neither function's words are enough alone; together they are, and the whole
     # chain is analyzed (the value decides).
+    first = set(own)
     chains = _resume_chains(table)
     if chains:
         for q, fw in table.items():
             below = {h for n in fw.calls if n not in _GENERIC for h in chains.get(n, ()) if h != q}
-            if not below or below <= relevant and q in relevant:
+            if not below:
                 continue
-            if decide("\n".join(fw.words.union(*(table[h].words for h in below)))):  # type: ignore[operator]
-                relevant.add(q)
-                relevant |= below
-    return relevant
+            wanted = [found for found in (first, bound) if not (below <= found and q in found)]
+            if wanted and decide("\n".join(fw.words.union(*(table[h].words for h in below)))):  # type: ignore[operator]
+                for found in wanted:
+                    found.add(q)
+                    found |= below
+    return first, bound
+
+
+def grows_callers(name: str) -> bool:
+    """Whether a function's name is specific enough to make its callers worth analyzing:
+    not a dunder nor one of the names every package calls (``run``, ``get``, ...)."""
+    return name not in _GENERIC and not name.startswith("__")
 
 
 def _resume_chains(table: dict[str, FunctionWords]) -> dict[str, set[str]]:

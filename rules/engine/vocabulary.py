@@ -113,6 +113,10 @@ class NameMatcher:
         return bool(self.patterns)
 
 
+#: The categories whose calls :func:`.solver.solve` looks for in a function's own calls.
+_SINKS = ("resume-calls", "resume-inputs", "tool-calls", "interrupt-calls", "validators", "checkpoint-loads")
+
+
 class Vocabulary:
     """The merged vocabulary of one run; build it once with :meth:`build`.
 
@@ -121,7 +125,7 @@ class Vocabulary:
     equal when their entries, problems and models are."""
 
     __slots__ = ("entries", "problems", "frameworks", "model_errors", "_matchers", "_tool_run_methods",
-                 "_tool_factories", "_summary_views")
+                 "_tool_factories", "_summary_views", "_known_call_names")
 
     def __init__(
         self,
@@ -143,6 +147,7 @@ class Vocabulary:
         self._tool_run_methods = frozenset(n for m in frameworks for n in m.tool_run_methods)
         self._tool_factories = NameMatcher(n for m in frameworks for n in m.tool_factories)
         self._summary_views = NameMatcher(n for m in frameworks for n in m.summary_views)
+        self._known_call_names: NameMatcher | None = None
 
     def _key(self) -> tuple[object, ...]:
         return (self.entries, self.problems, self.frameworks, self.model_errors)
@@ -210,6 +215,26 @@ class Vocabulary:
         """Whether ``qualified_name`` is a class (or builds one) whose instances hold earlier
         summaries among their events (a model's ``summary_views``)."""
         return self._summary_views(qualified_name)
+
+    def may_be_known_call(self, name: str) -> bool:
+        """Whether a call whose callee's last name is ``name`` (``invoke`` in ``graph.invoke``)
+        may be a source or a sink the analysis knows by its name: in a category of resumes
+        (or a resume's input), tool calls, pauses, validators or checkpoint loads; a method
+        a framework model names (a resume, a tool run, a run call or its guard); or a verb the
+        evidence reads (a generic resume, an agent's run method, a deserializer, see
+        :mod:`.lexicon`). Only the qualified name and the value decide; this says where
+        looking is worth it (see :func:`.solver.solve`)."""
+        matcher = self._known_call_names
+        if matcher is None:
+            last = {pattern.rpartition(".")[2] for category in _SINKS for pattern in self.entries.get(category, ())}
+            from . import lexicon  # the engine's, never needed by a run the pre-filter ends
+
+            last.update(lexicon.WEAK_RESUME_NAMES, lexicon.RUN_METHODS, lexicon.LOAD_METHODS)
+            for model in self.frameworks:
+                for names in (model.resume_methods, model.tool_run_methods, model.run_calls, model.run_guards):
+                    last.update(n.rpartition(".")[2] for n in names)
+            matcher = self._known_call_names = NameMatcher(sorted(n for n in last if n))
+        return matcher(name)
 
     def matches(self, category: str, qualified_name: str | None) -> bool:
         """Whether ``qualified_name`` is in ``category`` (exact name or pattern)."""
