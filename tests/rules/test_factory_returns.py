@@ -71,3 +71,26 @@ def test_the_text_may_lend_only_with_a_class_and_an_import() -> None:
     assert not Prefilter.may_lend("import json\n\nclass A:\n    pass\n")
     # a model library's name in a comment is not its import
     assert not Prefilter.imports_model_library("# see openai's docs\nimport json\n")
+
+
+@pytest.mark.parametrize(
+    "before, lends",
+    [
+        ("", True),  # the text's first word
+        ("\n    ", True),
+        ("x = 1; ", True),
+        (")", True),
+        ("no", False),  # ``noreturn Hosted(``: not the word ``return``
+        ("_", False),
+        ("é", False),  # a letter beyond ASCII is a word character too
+        ("2", False),
+    ],
+)
+def test_return_is_a_whole_word(before: str, lends: bool) -> None:
+    """The factory's ``return Name(`` is found by a pattern without ``\\b`` (see
+    ``prefilter._returns_instance``); the boundary is checked by hand, as ``\\b`` would."""
+    import re
+
+    text = f"import x\n\nclass A:\n    pass\n\n{before}return Hosted()\n"
+    assert Prefilter.may_lend(text) is lends
+    assert (re.search(r"\breturn[ \t]+[A-Z]\w*\(", text) is not None) is lends  # the old pattern agrees
