@@ -90,23 +90,53 @@ Loader = Callable[[Sequence[str]], Mapping[str, Dependency]]
 
 
 class _Disk:
-    """``os.path.isfile`` and folder resolution, memoized for one run."""
+    """``os.path.isfile`` and folder resolution, memoized for one run.
+
+    A file is looked up in its folder's listing, read once (``os.scandir``): an import is
+    tried below every root of its file, two names each, and most of those files do not
+    exist (a warm run of the real-code corpus asked 0.3 s of ``stat`` calls that way)."""
 
     def __init__(self) -> None:
         self._files: dict[str, bool] = {}
         self._real: dict[str, str] = {}
+        #: By folder, the names of the files in it (None: the folder cannot be listed).
+        self._listings: dict[str, frozenset[str] | None] = {}
 
     def isfile(self, path: str) -> bool:
         known = self._files.get(path)
         if known is None:
-            known = self._files[path] = os.path.isfile(path)
+            folder, name = os.path.split(path)
+            names = self._listing(folder)
+            known = self._files[path] = name in names if names is not None else os.path.isfile(path)
         return known
+
+    def _listing(self, folder: str) -> frozenset[str] | None:
+        if folder in self._listings:
+            return self._listings[folder]
+        try:
+            with os.scandir(folder or os.curdir) as entries:
+                names: frozenset[str] | None = frozenset(e.name for e in entries if _is_file(e))
+        except FileNotFoundError:
+            names = frozenset()
+        except OSError:  # not a folder, or not readable: ask for the file itself
+            names = None
+        self._listings[folder] = names
+        return names
 
     def realpath(self, folder: str) -> str:
         known = self._real.get(folder)
         if known is None:
             known = self._real[folder] = os.path.realpath(folder)
         return known
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    """``os.path.isfile`` of a listed entry (a link to a file counts; one that cannot be
+    followed does not)."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 class ImportResolver:
@@ -125,15 +155,21 @@ class ImportResolver:
         self._targets: dict[tuple[str, str], str | None] = {}
 
     def resolve(self, spec: str, path: str) -> str | None:
-        """:func:`resolve_import` of ``spec`` in the file at ``path``, with the run's roots."""
-        key = (path, spec)
+        """:func:`resolve_import` of ``spec`` in the file at ``path``, with the run's roots.
+
+        Where an import leads depends only on the folder of the file that makes it (its
+        roots and its relative base are the folder's), so the answers are kept by folder:
+        the files of a package ask the same questions (a warm run of the real-code corpus
+        asked each about ten times)."""
+        folder = os.path.dirname(path)
+        key = (folder, spec)
         if key in self._targets:
             return self._targets[key]
         roots: list[str] = []
         if not spec.startswith("."):
-            found = self._roots.get(path)
+            found = self._roots.get(folder)
             if found is None:
-                found = self._roots[path] = import_roots(path, self.root, self._disk)
+                found = self._roots[folder] = import_roots(path, self.root, self._disk)
             roots = found
         target = self._targets[key] = resolve_import(spec, path, roots, self._disk)
         return target

@@ -53,3 +53,32 @@ def test_each_import_is_resolved_once_per_run(tmp_path: Path) -> None:
     modules = [(loop, ("..store", "app.store")), (store, ("json",))]
     assert import_graph(modules, resolver) == {os.path.normpath(loop): [store], store: []}
     assert import_graph(modules, resolver.root) == {os.path.normpath(loop): [], store: []}  # a new run: gone
+
+
+def test_files_are_found_in_their_folder_as_isfile_finds_them(tmp_path: Path) -> None:
+    """The resolver reads each folder's listing once: what it calls a file is what
+    ``os.path.isfile`` calls one (a link to a file is one, a broken link and a folder
+    named like a module are not)."""
+    pkg = _package(tmp_path)
+    (pkg / "folder.py").mkdir()
+    (pkg / "real.py").write_text("")
+    os.symlink(pkg / "real.py", pkg / "linked.py")
+    os.symlink(pkg / "gone.py", pkg / "broken.py")
+    loop = str(pkg / "sub" / "loop.py")
+    resolver = ImportResolver(str(tmp_path))
+    for name in ("folder", "real", "linked", "broken", "absent", "store"):
+        expected = os.path.normpath(pkg / f"{name}.py") if os.path.isfile(pkg / f"{name}.py") else None
+        assert resolver.resolve(f"..{name}", loop) == expected, name
+        assert resolver.resolve(f"app.{name}", loop) == expected, name
+    assert resolver.resolve("..real", loop) is not None and resolver.resolve("..folder", loop) is None
+
+
+def test_files_of_one_folder_share_the_answers(tmp_path: Path) -> None:
+    """Two files of one folder resolve an import alike (roots and relative base are the
+    folder's); a file of another folder resolves it from there."""
+    pkg = _package(tmp_path)
+    (pkg / "sub" / "store.py").write_text("")
+    loop, other = str(pkg / "sub" / "loop.py"), str(pkg / "sub" / "other.py")
+    resolver = ImportResolver(str(tmp_path))
+    assert resolver.resolve(".store", loop) == resolver.resolve(".store", other) == os.path.normpath(pkg / "sub" / "store.py")
+    assert resolver.resolve(".store", str(pkg / "top.py")) == os.path.normpath(pkg / "store.py")
