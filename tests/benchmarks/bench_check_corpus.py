@@ -183,8 +183,9 @@ def compiled_environment(folder: Path) -> dict[str, str]:
 
     environment = child_environment(folder)
     packages = [str(Path(spec).parent) for spec in _package_files()]
-    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], env=environment, check=True,
-                   stdout=subprocess.DEVNULL)
+    if packages:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], env=environment, check=False,
+                       stdout=subprocess.DEVNULL)
     return environment
 
 
@@ -194,7 +195,10 @@ def _package_files() -> list[str]:
 
     found = []
     for name in ("summaryguard.guard", "summaryguard.rules", "summaryguard.plugins"):
-        spec = importlib.util.find_spec(name)
+        try:
+            spec = importlib.util.find_spec(name)
+        except ModuleNotFoundError:  # not installed in this interpreter: the check says so itself
+            continue
         if spec is not None and spec.origin:
             found.append(spec.origin)
     return found
