@@ -131,8 +131,9 @@ class _Worklist:
         #: Current summaries: UNKNOWN for a function not added, none (read as BOTTOM, the
         #: fixed point's start) for one added and not analyzed yet.
         self.summaries: dict[FunctionInfo, FunctionSummary] = dict.fromkeys(project.functions, UNKNOWN)
-        #: Functions added after a caller read them as unknown: that caller is analyzed again
-        #: after their first analysis, whatever it says.
+        #: Functions added after a caller read them as unknown (a callee the call graph missed,
+        #: found by the caller's analysis): that caller is analyzed again after their first
+        #: analysis, whatever it says.
         self.read_as_unknown: set[FunctionInfo] = set()
         self.results: dict[FunctionInfo, FunctionResult] = {}
         self.active: set[FunctionInfo] = set()
@@ -158,8 +159,6 @@ class _Worklist:
             fn = stack.pop()
             added.append(fn)
             self.summaries.pop(fn, None)
-            if self.callers.get(fn):
-                self.read_as_unknown.add(fn)
             if self.wanted is not None and fn not in self.wanted:
                 continue
             for callee in self.graph.get(fn, ()):

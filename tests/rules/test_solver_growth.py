@@ -174,3 +174,13 @@ def test_every_fact_but_purity_tells_callers(field: str) -> None:
     assert FunctionSummary(**{field: value}).tells_callers()
     assert not FunctionSummary().tells_callers()
     assert not FunctionSummary(pure=False).tells_callers()
+
+
+def test_a_callee_the_call_graph_missed_is_analyzed_and_its_caller_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the call graph does not show ``recover`` calling ``stop`` (here: it shows no call at
+    all), ``recover``'s analysis finds the call, reads ``stop`` as unknown, and the solver
+    analyzes ``stop`` then ``recover`` again with its summary: the same result as with the graph."""
+    monkeypatch.setattr(solver, "call_graph", lambda functions, project: {})
+    analyzed, findings = _analyzed(monkeypatch, [("app/agent.py", CALLS_A_HELPER)])
+    assert {"recover", "stop"} <= analyzed
+    assert findings == []
