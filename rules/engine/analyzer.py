@@ -60,7 +60,7 @@ from .prefilter import Prefilter
 from .names import dispatches_parameters, imported_modules, module_name_for, returns_imported_instances
 from .outline import Skeleton, outline_skeleton, skeleton
 from .project import ModuleInfo, Project
-from .relevance import FileScan, FunctionWords, relevance, relevant_functions, scan
+from .relevance import FileScan, FunctionWords, relevance, scan
 from .solver import solve
 from .syntax import forget_walks
 from .vocabulary import Vocabulary
@@ -306,7 +306,7 @@ class Analyzer:
                 unchecked.add(path)
             screened.append((path, text, known, is_context))
         scans = [f.scan for _, _, f, _ in screened]
-        relevant = relevant_functions(scans, self.prefilter.function_matters)
+        seeds, relevant = relevance(scans, self.prefilter.function_matters)
         # graph nodes, and what relevant functions call (their evidence reads a callee's body)
         nodes: set[str] = set()
         for _, _, f, _ in screened:
@@ -334,9 +334,10 @@ class Analyzer:
         del screened
         project.calls, project.words = _calls_and_words(parsed_scans)
         project.finish()
-        seeds, bound = relevance(parsed_scans, self.prefilter.function_matters)
+        if len(parsed_scans) != len(scans):  # a module failed to parse: its functions are not there
+            seeds, relevant = relevance(parsed_scans, self.prefilter.function_matters)
         graph_nodes = project.graph_nodes()
-        project.relevant, project.seeds = bound | graph_nodes, seeds | graph_nodes
+        project.relevant, project.seeds = relevant | graph_nodes, seeds | graph_nodes
         failed: dict[str, str] = {}
         results = solve(project, failed, project.demand_roots())
         for path, message in failed.items():

@@ -13,7 +13,7 @@ full file.
 
 A function's body is kept when any of these holds (decided on CPython's tree):
 
-* the function is relevant (:func:`.relevance.relevant_functions`), or a
+* the function is relevant (the bound of :func:`.relevance.relevance`), or a
   function nested in it is kept;
 * its own words show any evidence group, even alone (a summary, checkpoint,
   resume, compaction or reconciliation word: the compaction rules read every

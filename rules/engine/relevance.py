@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from .cpython_tree import child_fields, children, has_ctx
 from .lexicon import WEAK_RESUME_NAMES
 
-__all__ = ["FileScan", "grows_callers", "relevance", "relevant_functions", "scan"]
+__all__ = ["FileScan", "grows_callers", "relevance", "scan"]
 
 _WORD_OF: dict[type, str] = {
     ast.Name: "id",
@@ -219,12 +219,6 @@ def _named_lambda(node: ast.AST) -> tuple[ast.Name, ast.Lambda] | None:
 
 def _is_elif(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)
-
-
-def relevant_functions(scans: Iterable[FileScan], matters: object) -> set[str]:
-    """Qualified names of the functions that may be worth analyzing: :func:`relevance`'s bound
-    (the outline keeps their bodies, see :mod:`.outline`)."""
-    return relevance(scans, matters)[1]
 
 
 def relevance(scans: Iterable[FileScan], matters: object) -> tuple[set[str], set[str]]:
