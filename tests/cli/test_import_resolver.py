@@ -82,3 +82,36 @@ def test_files_of_one_folder_share_the_answers(tmp_path: Path) -> None:
     resolver = ImportResolver(str(tmp_path))
     assert resolver.resolve(".store", loop) == resolver.resolve(".store", other) == os.path.normpath(pkg / "sub" / "store.py")
     assert resolver.resolve(".store", str(pkg / "top.py")) == os.path.normpath(pkg / "store.py")
+
+
+def test_packages_are_entered_as_isdir_finds_them(tmp_path: Path) -> None:
+    """The resolver walks down a dotted import through its folders' listings: a link to
+    a package folder is entered, a broken link, a file named like a package, and a
+    package missing at one root but present at the next are answered as the disk says."""
+    pkg = _package(tmp_path)
+    (tmp_path / "elsewhere" / "deep").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "deep" / "mod.py").write_text("")
+    os.symlink(tmp_path / "elsewhere", pkg / "linked")
+    os.symlink(tmp_path / "nowhere", pkg / "broken")
+    (pkg / "flat").write_text("")  # a file, not a folder
+    (tmp_path / "src" / "later").mkdir(parents=True)
+    (tmp_path / "src" / "later" / "mod.py").write_text("")
+    loop = str(pkg / "sub" / "loop.py")
+    resolver = ImportResolver(str(tmp_path))
+    roots = import_roots(loop, str(tmp_path))
+    assert resolver.resolve("app.linked.deep.mod", loop) == os.path.normpath(pkg / "linked" / "deep" / "mod.py")
+    assert resolver.resolve("..linked.deep.mod", loop) == os.path.normpath(pkg / "linked" / "deep" / "mod.py")
+    for spec in ("app.broken.mod", "..broken.mod", "app.flat.mod", "outside.pkg.mod", "later.mod", "later.missing"):
+        expected = resolve_import(spec, loop, [] if spec.startswith(".") else roots)
+        assert resolver.resolve(spec, loop) == expected, spec
+        by_stat = None
+        name = spec.lstrip(".")
+        base = [str(pkg)] if spec.startswith("..") else roots
+        for folder in base:
+            target = os.path.join(folder, *name.split("."))
+            found = next((c for c in (target + ".py", os.path.join(target, "__init__.py")) if os.path.isfile(c)), None)
+            if found is not None:
+                by_stat = os.path.normpath(found)
+                break
+        assert expected == by_stat, spec
+    assert resolver.resolve("later.mod", loop) == os.path.normpath(tmp_path / "src" / "later" / "mod.py")
