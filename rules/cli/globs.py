@@ -48,6 +48,11 @@ def compile_gitignore_lines(lines: Iterable[str]) -> GitIgnoreSpec:
     """Compile a ``.gitignore`` file leniently, as git does: bad lines are skipped."""
     from pathspec import GitIgnoreSpec
 
+    lines = list(lines)
+    try:
+        return GitIgnoreSpec.from_lines(lines)  # the usual file: every line is good, one compile
+    except Exception:  # noqa: BLE001 - some line is bad: find which, one by one
+        pass
     good: list[str] = []
     for line in lines:
         try:
