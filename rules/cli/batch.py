@@ -7,10 +7,10 @@ The work has two parts, because the analysis crosses modules:
    keeps, and CPython's syntax check alone for the files it rejects (a file
    that cannot be parsed is an error wherever it is). It depends on the
    file's text alone, so its verdict is cached by content and, for the files
-   not in the cache, computed in a process pool when more than one file
-   needs CPython's parser and code-word gate, or more than
-   :data:`SERIAL_SYNTAX_CHECKS` files need the syntax check (serial
-   otherwise). What crosses process boundaries is small: the text in, a
+   not in the cache, computed in a process pool when more than
+   :data:`SERIAL_SCREEN_FILES` files or :data:`SERIAL_SCREEN_CHARS` of text
+   need it (serial otherwise), the text pre-filter included: this process only
+   reads the files. What crosses process boundaries is small: the text in, a
    boolean and a few error rows out. No syntax tree is ever pickled.
 2. **Analysis of the screened-in files** (:meth:`Analyzer.analyze`): libcst,
    function summaries solved to a fixed point across modules, one rule pass
@@ -108,7 +108,6 @@ def check_files(
     verdicts: dict[str, Verdict] = {}
     imports: dict[str, Imports] = {}  # path -> its imports, for the files screened in
     misses: list[tuple[str, str]] = []
-    rejected: list[tuple[str, str]] = []  # dismissed by the text scan: only their syntax is checked
     facts: dict[str, Any] = {}  # path -> ScreenFacts, for the files screened in this run
     for path in paths:
         raw = _read_bytes(path)
@@ -124,17 +123,13 @@ def check_files(
         cached = _cached_screen(cache, digest, path, imports)
         if cached is not None:
             verdicts[path] = cached
-        elif not analyzer.might_matter(text):  # the text scan: cheap enough to stay here
-            rejected.append((path, text))
         else:
             misses.append((path, text))
 
     batch.screened = len(misses)
-    computed, syntax, batch.workers = _screen_all(analyzer, misses, rejected, jobs, batch.warnings)
-    for (path, _), errors in zip(rejected, syntax):
-        verdicts[path] = (False, errors)
-        if cache is not None:
-            cache.store_screen(digests[path], verdicts[path])
+    # The text pre-filter too (most files stop there): 1.8 s of the real-code corpus's
+    # 4,729 files, which this process spent alone while the workers waited.
+    computed, batch.workers = _screen_all(analyzer, misses, jobs, batch.warnings)
     for (path, _), (verdict, file_facts) in zip(misses, computed):
         verdicts[path] = verdict
         if file_facts is not None:
@@ -360,7 +355,7 @@ def _load_context(
     if misses:
         items = [(target, text) for target, text, _ in misses]
         if jobs > 1 and sum(len(text) for _, text in items) >= SERIAL_SCREEN_CHARS:
-            computed = _screen_all(analyzer, items, [], jobs, warnings)[0]
+            computed = _screen_all(analyzer, items, jobs, warnings)[0]
         else:
             computed = screen_texts(analyzer, items)
         for (target, text, digest), (verdict, file_facts) in zip(misses, computed):
@@ -415,16 +410,6 @@ def screen_texts(analyzer: Analyzer, items: Sequence[tuple[str, str]]) -> list[t
     return call_with_deep_stack(work)
 
 
-def syntax_texts(analyzer: Analyzer, items: Sequence[tuple[str, str]]) -> list[tuple[tuple[int | None, str], ...]]:
-    """The syntax error rows of ``(path, text)`` pairs the text scan dismissed (see
-    :meth:`~.engine.Analyzer.syntax_errors`), on a thread with a deep stack."""
-
-    def work() -> list[tuple[tuple[int | None, str], ...]]:
-        return [tuple((e.line, e.message) for e in analyzer.syntax_errors(path, text)) for path, text in items]
-
-    return call_with_deep_stack(work)
-
-
 def lent_texts(analyzer: Analyzer, items: Sequence[tuple[str, str]]) -> list[Any]:
     """:meth:`~.engine.Analyzer.lent_facts` of ``(path, text)`` pairs, in order, on a thread
     with a deep stack."""
@@ -454,46 +439,35 @@ def _lend_all(analyzer: Analyzer, items: list[tuple[str, str]], jobs: int, warni
     return lent_texts(analyzer, items)
 
 
-#: Up to this many files that only need CPython's syntax check (about 2 ms each)
-#: are checked in this process when nothing else needs the pool: starting one
-#: would cost more.
-SERIAL_SYNTAX_CHECKS = 64
+#: Up to this many files to screen (below :data:`SERIAL_SCREEN_CHARS` of text) are screened
+#: in this process: a pre-commit hook's few staged files would wait longer for a pool
+#: to start (about 0.1 s) than for their screening.
+SERIAL_SCREEN_FILES = 64
 
 
 def _screen_all(
-    analyzer: Analyzer,
-    items: list[tuple[str, str]],
-    rejected: list[tuple[str, str]],
-    jobs: int,
-    warnings: list[str],
-) -> tuple[list[tuple[Verdict, Any]], list[tuple[tuple[int | None, str], ...]], int]:
-    """Verdicts of ``items`` in order, the syntax errors of ``rejected`` in order, and
-    the number of worker processes used (0: in this process). A pool that cannot
-    start (no ``/dev/shm``, a sandbox, a plugin that cannot be pickled) leaves the
-    work to this process and says why in ``warnings``."""
-    workers = min(jobs, len(items) + len(rejected))
-    if workers > 1 and (len(items) > 1 or len(rejected) > SERIAL_SYNTAX_CHECKS):
+    analyzer: Analyzer, items: list[tuple[str, str]], jobs: int, warnings: list[str]
+) -> tuple[list[tuple[Verdict, Any]], int]:
+    """Verdicts of ``items`` in order, and the number of worker processes used (0: in
+    this process). A pool that cannot start (no ``/dev/shm``, a sandbox, a plugin that
+    cannot be pickled) leaves the work to this process and says why in ``warnings``."""
+    workers = min(jobs, len(items))
+    if workers > 1 and (
+        len(items) > SERIAL_SCREEN_FILES or sum(len(text) for _, text in items) >= SERIAL_SCREEN_CHARS
+    ):
         try:
-            return (*_screen_in_pool(analyzer, items, rejected, workers), workers)
+            return _screen_in_pool(analyzer, items, workers), workers
         except Exception as exc:  # noqa: BLE001 - see the docstring
             warnings.append(pool_failure("screening", workers, exc))
-    return screen_texts(analyzer, items), syntax_texts(analyzer, rejected), 0
+    return screen_texts(analyzer, items), 0
 
 
-def _screen_in_pool(
-    analyzer: Analyzer, items: list[tuple[str, str]], rejected: list[tuple[str, str]], workers: int
-) -> tuple[list[tuple[Verdict, Any]], list[tuple[tuple[int | None, str], ...]]]:
+def _screen_in_pool(analyzer: Analyzer, items: list[tuple[str, str]], workers: int) -> list[tuple[Verdict, Any]]:
     from concurrent.futures import ProcessPoolExecutor  # a pool's imports, paid only by a run that starts one
 
-    context = _context()
     initargs = (analyzer.vocabulary, analyzer.rule_classes, analyzer.target_version)
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=initargs) as pool:
-        # Both kinds of work are queued before either is awaited.
-        screened = pool.map(_screen_chunk, _chunks(items, workers))
-        checked = pool.map(_syntax_chunk, _chunks(rejected, workers))
-        verdicts = [verdict for chunk in screened for verdict in chunk]
-        syntax = [errors for chunk in checked for errors in chunk]
-    return verdicts, syntax
+    with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_start_worker, initargs=initargs) as pool:
+        return [verdict for chunk in pool.map(_screen_chunk, _chunks(items, workers)) for verdict in chunk]
 
 
 def pool_failure(work: str, workers: int, exc: BaseException) -> str:
@@ -543,12 +517,6 @@ def _screen_chunk(items: Sequence[tuple[str, str]]) -> list[tuple[Verdict, Any]]
 
 def _lent_chunk(items: Sequence[tuple[str, str]]) -> list[Any]:  # pragma: no cover - runs in a worker
     return lent_texts(_WORKER["analyzer"], items)
-
-
-def _syntax_chunk(
-    items: Sequence[tuple[str, str]],
-) -> list[tuple[tuple[int | None, str], ...]]:  # pragma: no cover - runs in a worker
-    return syntax_texts(_WORKER["analyzer"], items)
 
 
 # -- analysis, in this process or in chunks across a pool ---------------------------------

@@ -175,7 +175,8 @@ def test_a_file_outside_the_analysis_changes_nothing_else(project: Path) -> None
     assert cold.analyzed == 2 and not cold.cached_analysis
     (app / "plain.py").write_text(PLAIN + "\n\ndef sub(a, b):\n    return a - b\n")
     warm = check_files(files, analyzer, ResultCache(project / CACHE_FOLDER, "settings"), jobs=1)
-    assert warm.cached_analysis and warm.analyzed == 0 and warm.screened == 0
+    # only the changed file is screened again (its text dismisses it); nothing is analyzed
+    assert warm.cached_analysis and warm.analyzed == 0 and warm.screened == 1
     assert warm.findings == cold.findings and warm.errors == cold.errors
 
 
@@ -294,44 +295,53 @@ def test_jobs_1_and_jobs_2_give_identical_output(project: Path, capsys: pytest.C
     assert text_serial[1].splitlines()[:-1] == text_parallel[1].splitlines()[:-1]
 
 
-def test_the_pool_screens_files_and_agrees_with_the_serial_run(project: Path) -> None:
+def test_the_pool_screens_files_and_agrees_with_the_serial_run(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from summaryguard.rules.cli import batch as batch_module
+
+    monkeypatch.setattr(batch_module, "SERIAL_SCREEN_FILES", 0)  # a pool for any number of files
     app = copy_multimodule(project)
     (app / "syntax.py").write_text("def resume_from_summary(checkpoint:\n")
+    (app / "plain.py").write_text(PLAIN)  # dismissed by the text scan, in the pool
+    (app / "broken.py").write_text("def add(a, b:\n    return a + b\n")  # dismissed, and a syntax error
     files = [str(p) for p in sorted(app.glob("*.py"))]
     analyzer = Analyzer(Vocabulary.build(), all_rules())
     serial = check_files(files, analyzer, None, jobs=1)
     parallel = check_files(files, analyzer, None, jobs=2)
     assert serial.workers == 0 and parallel.workers == 2
-    assert parallel.screened == serial.screened == 3
+    assert parallel.screened == serial.screened == len(files)
     assert (parallel.findings, parallel.errors, parallel.sources) == (serial.findings, serial.errors, serial.sources)
+    assert {(e.path, e.line) for e in parallel.errors} == {(str(app / "syntax.py"), 1), (str(app / "broken.py"), 1)}
 
 
-def test_no_pool_for_a_single_file_to_parse(project: Path) -> None:
+def test_no_pool_for_a_few_files(project: Path) -> None:
+    """A pre-commit hook's few staged files are screened here: a pool would start slower."""
     (project / "agent.py").write_text(AGENT)
     (project / "plain.py").write_text(PLAIN)  # dismissed by the text scan: only its syntax is checked
     analyzer = Analyzer(Vocabulary.build(), all_rules())
     batch = check_files([str(project / "agent.py"), str(project / "plain.py")], analyzer, None, jobs=8)
-    assert batch.screened == 1 and batch.workers == 0
+    assert batch.screened == 2 and batch.workers == 0
     assert {f.code for f in batch.findings} == {"SG101", "SG102", "SG103", "SG201"}
 
 
-def test_the_syntax_of_dismissed_files_is_checked_in_the_pool_when_there_are_many(project: Path) -> None:
-    from summaryguard.rules.cli.batch import SERIAL_SYNTAX_CHECKS
+def test_many_files_are_screened_in_the_pool_text_scan_and_syntax_check_included(project: Path) -> None:
+    from summaryguard.rules.cli.batch import SERIAL_SCREEN_FILES
 
     (project / "agent.py").write_text(AGENT)
     files = [str(project / "agent.py")]
-    for number in range(SERIAL_SYNTAX_CHECKS + 1):  # dismissed by the text scan
+    for number in range(SERIAL_SCREEN_FILES):  # dismissed by the text scan
         path = project / f"plain{number:03}.py"
         path.write_text(PLAIN if number % 10 else "def add(a, b:\n    return a + b\n")
         files.append(str(path))
     analyzer = Analyzer(Vocabulary.build(), all_rules())
     serial = check_files(files, analyzer, None, jobs=1)
     parallel = check_files(files, analyzer, None, jobs=2)
-    assert serial.workers == 0 and parallel.workers == 2
-    assert parallel.screened == serial.screened == 1
+    few = check_files(files[:-1], analyzer, None, jobs=2)
+    assert serial.workers == 0 and parallel.workers == 2 and few.workers == 0
+    assert parallel.screened == serial.screened == len(files)
     assert (parallel.findings, parallel.errors) == (serial.findings, serial.errors)
+    assert {f.code for f in parallel.findings} == {"SG101", "SG102", "SG103", "SG201"}
     broken = [(e.path, e.line) for e in serial.errors]
-    assert broken == [(str(project / f"plain{n:03}.py"), 1) for n in range(0, SERIAL_SYNTAX_CHECKS + 1, 10)]
+    assert broken == [(str(project / f"plain{n:03}.py"), 1) for n in range(0, SERIAL_SCREEN_FILES, 10)]
     assert all(e.message.startswith("syntax error: ") for e in serial.errors)
 
 

@@ -214,9 +214,9 @@ def test_a_file_checked_alone_screens_its_context_in_a_pool(tmp_path: Path, monk
     pooled: list[str] = []
     real = batch_module._screen_in_pool
 
-    def counted(analyzer, items, rejected, workers):
+    def counted(analyzer, items, workers):
         pooled.extend(path for path, _ in items)
-        return real(analyzer, items, rejected, workers)
+        return real(analyzer, items, workers)
 
     monkeypatch.setattr(batch_module, "_screen_in_pool", counted)
     analyzer = engine.Analyzer(engine.Vocabulary.build(use_plugins=True), list(engine.all_rules(use_plugins=True)))
@@ -425,6 +425,7 @@ def test_a_pool_that_cannot_start_is_said_and_changes_no_finding(tmp_path: Path,
         USES_MODEL = False
 
     monkeypatch.setattr(chunks_module, "WHOLE_GROUP_SLACK", 0.0)
+    monkeypatch.setattr(batch_module, "SERIAL_SCREEN_FILES", 0)  # the screening wants a pool too
     monkeypatch.setattr(batch_module, "_context", lambda: multiprocessing.get_context("spawn"))
     root = _project(tmp_path, ["multimodule", "sg303_callers"])
     monkeypatch.chdir(root)
@@ -454,6 +455,7 @@ def test_the_command_line_warns_once_of_a_pool_that_cannot_start(
         raise OSError(38, "Function not implemented")
 
     monkeypatch.setattr(batch_module, "_context", no_semaphores)
+    monkeypatch.setattr(batch_module, "SERIAL_SCREEN_FILES", 0)  # the screening wants a pool too
     status = main(["check", "--no-cache", "--format", "json", "--show-trace", "--jobs", "2"])
     captured = capsys.readouterr()
     report = json.loads(captured.out)
