@@ -250,13 +250,24 @@ def relevance(scans: Iterable[FileScan], matters: object) -> tuple[set[str], set
     # chain is analyzed (the value decides).
     first = set(own)
     chains = _resume_chains(table)
+    #: Whether the helpers' words alone decide. The decision only grows with the words (a
+    #: word is a line of the text; every test finds a piece of one word), so when they do,
+    #: the caller's words need not be joined in. In agno, 3,383 of the 3,385 callers share
+    #: 988 sets of helpers, each of whose words alone decided: 0.66 s of joining and
+    #: deciding became 0.17 s.
+    alone: dict[frozenset[str], bool] = {}
     if chains:
         for q, fw in table.items():
-            below = {h for n in fw.calls if n not in _GENERIC for h in chains.get(n, ()) if h != q}
+            below = frozenset(h for n in fw.calls if n not in _GENERIC for h in chains.get(n, ()) if h != q)
             if not below:
                 continue
             wanted = [found for found in (first, bound) if not (below <= found and q in found)]
-            if wanted and decide("\n".join(fw.words.union(*(table[h].words for h in below)))):  # type: ignore[operator]
+            if not wanted:
+                continue
+            helpers = alone.get(below)
+            if helpers is None:
+                helpers = alone[below] = decide("\n".join(set().union(*(table[h].words for h in below))))  # type: ignore[operator]
+            if helpers or decide("\n".join(fw.words.union(*(table[h].words for h in below)))):  # type: ignore[operator]
                 for found in wanted:
                     found.add(q)
                     found |= below
