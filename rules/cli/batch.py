@@ -325,9 +325,10 @@ def _load_context(
 ) -> dict[str, Dependency]:
     """Read and screen the files ``targets`` (absolute paths) like checked files; the ones
     screened in, as dependencies. A file that cannot be read or decoded is left out: it is
-    not being checked, so nothing about it is reported. With ``jobs`` > 1, at least
-    :data:`SERIAL_SCREEN_CHARS` of text to screen go to a pool (a file checked in its
-    package imports 150 of its modules: 13% of its cold check, on one core)."""
+    not being checked, so nothing about it is reported. With ``jobs`` > 1, the files the
+    text pre-filter keeps are screened in a pool as the checked files are (see
+    :func:`_screen_all`; a file checked in its package imports 150 of its modules: 13% of
+    its cold check, on one core)."""
     from .dependencies import Dependency
 
     loaded: dict[str, Dependency] = {}
@@ -353,11 +354,7 @@ def _load_context(
         else:
             lent.append((target, text, digest))
     if misses:
-        items = [(target, text) for target, text, _ in misses]
-        if jobs > 1 and sum(len(text) for _, text in items) >= SERIAL_SCREEN_CHARS:
-            computed = _screen_all(analyzer, items, jobs, warnings)[0]
-        else:
-            computed = screen_texts(analyzer, items)
+        computed = _screen_all(analyzer, [(target, text) for target, text, _ in misses], jobs, warnings)[0]
         for (target, text, digest), (verdict, file_facts) in zip(misses, computed):
             found = file_facts.imports if file_facts is not None else ()
             if cache is not None:

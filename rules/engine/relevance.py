@@ -253,8 +253,7 @@ def relevance(scans: Iterable[FileScan], matters: object) -> tuple[set[str], set
     #: Whether the helpers' words alone decide. The decision only grows with the words (a
     #: word is a line of the text; every test finds a piece of one word), so when they do,
     #: the caller's words need not be joined in. In agno, 3,383 of the 3,385 callers share
-    #: 988 sets of helpers, each of whose words alone decided: 0.66 s of joining and
-    #: deciding became 0.17 s.
+    #: 988 sets of helpers whose words alone decide: this function took 0.68 s there, now 0.5 s.
     alone: dict[frozenset[str], bool] = {}
     if chains:
         for q, fw in table.items():
