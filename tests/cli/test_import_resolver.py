@@ -115,3 +115,21 @@ def test_packages_are_entered_as_isdir_finds_them(tmp_path: Path) -> None:
                 break
         assert expected == by_stat, spec
     assert resolver.resolve("later.mod", loop) == os.path.normpath(tmp_path / "src" / "later" / "mod.py")
+
+
+def test_a_root_that_is_a_file_and_a_link_loop_are_answered_as_the_disk_says(tmp_path: Path) -> None:
+    """A root that is not a folder (a file named ``src``) cannot be listed: the resolver
+    asks the disk for each path instead. A link to itself in a package cannot be
+    followed: it is neither a file nor a folder, as ``os.path`` says."""
+    pkg = _package(tmp_path)
+    (tmp_path / "src").write_text("")  # the project's ``src`` root is a file here
+    os.symlink(pkg / "looping.py", pkg / "looping.py")
+    os.symlink(pkg / "circle", pkg / "circle")
+    loop = str(pkg / "sub" / "loop.py")
+    resolver = ImportResolver(str(tmp_path))
+    assert os.path.join(str(tmp_path), "src") in import_roots(loop, str(tmp_path))
+    for spec in ("later", "later.mod", "app.looping", "app.circle.mod", "..looping", "app.store"):
+        expected = resolve_import(spec, loop, [] if spec.startswith(".") else import_roots(loop, str(tmp_path)))
+        assert resolver.resolve(spec, loop) == expected, spec
+    assert resolver.resolve("app.looping", loop) is None and not os.path.isfile(pkg / "looping.py")
+    assert resolver.resolve("app.store", loop) == os.path.normpath(pkg / "store.py")
