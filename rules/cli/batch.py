@@ -573,7 +573,10 @@ def _whole(
 
 
 def _analyze_groups(
-    analyzer: Analyzer, groups: Sequence[tuple[list[tuple[str, str]], list[tuple[str, str]]]], facts: dict[str, Any]
+    analyzer: Analyzer,
+    groups: Sequence[tuple[list[tuple[str, str]], list[tuple[str, str]]]],
+    facts: dict[str, Any],
+    last_of_process: bool = True,
 ) -> tuple[list[Any], list[Any]]:
     """Each ``(sources, context)`` analyzed as a project of its own, in this process; the
     results merged and sorted as :meth:`~.engine.Analyzer.analyze` sorts them. The
@@ -590,7 +593,7 @@ def _analyze_groups(
     # by size, smallest first (ties keep their order); the results are sorted below
     by_size = sorted(groups, key=lambda group: sum(len(text) for _, text in (*group[0], *group[1])))
     for index, (sources, context) in enumerate(by_size):
-        if index == len(by_size) - 1:
+        if last_of_process and index == len(by_size) - 1:
             defer_next_collection()
         found, failed = call_with_deep_stack(lambda: analyzer.analyze(sources, facts, context))
         findings.extend(found)
@@ -659,15 +662,22 @@ def _chunk_work(chunk: Chunk, facts: dict[str, Any]) -> tuple[list[Any], dict[st
 
 
 def _analyze_in_pool(analyzer: Analyzer, chunks: list[Chunk], facts: dict[str, Any]) -> tuple[list[Any], list[Any]]:
-    """Every chunk analyzed in its own worker process, results merged and sorted as
-    :meth:`~.engine.Analyzer.analyze` sorts them. The largest chunks are queued first."""
-    ordered = sorted(chunks, key=lambda c: -c.cost)
+    """Every chunk analyzed in a pool of one worker process per chunk, results merged and
+    sorted as :meth:`~.engine.Analyzer.analyze` sorts them.
+
+    A chunk's groups (unrelated packages, each a project of its own) are queued one by one,
+    the largest first, and each worker takes the next when it is done: the plan balances
+    chunks by text length, which only estimates their time (the real-code corpus's two
+    chunks took 55.6 and 50.5 s of CPU, planned alike). Cold runs of that corpus, paired
+    with the chunks queued whole, four pairs: 0.94x to 1.00x the time, median 0.98x."""
+    tasks = [part for chunk in chunks for part in (chunk.parts or [chunk])]
+    ordered = sorted(tasks, key=lambda c: -c.cost)
     initargs = (analyzer.vocabulary, analyzer.rule_classes, analyzer.target_version)
     findings: list[Any] = []
     errors: list[Any] = []
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(len(ordered), mp_context=_context(), initializer=_start_worker, initargs=initargs) as pool:
+    with ProcessPoolExecutor(len(chunks), mp_context=_context(), initializer=_start_worker, initargs=initargs) as pool:
         futures = [pool.submit(_analyze_chunk, *_chunk_work(chunk, facts)) for chunk in ordered]
         for future in futures:
             chunk_findings, chunk_errors = future.result()
@@ -681,4 +691,5 @@ def _analyze_in_pool(analyzer: Analyzer, chunks: list[Chunk], facts: dict[str, A
 def _analyze_chunk(
     groups: list[tuple[list[tuple[str, str]], list[tuple[str, str]]]], facts: dict[str, Any]
 ) -> tuple[list[Any], list[Any]]:  # pragma: no cover - runs in a worker
-    return _analyze_groups(_WORKER["analyzer"], groups, facts)
+    # A worker does not know which of its tasks is its last: none defers its garbage.
+    return _analyze_groups(_WORKER["analyzer"], groups, facts, last_of_process=False)
