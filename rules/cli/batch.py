@@ -32,9 +32,10 @@ The engine is local (SPEC §3.1.1): a file's findings depend only on its own
 content and the modules it imports, transitively. So with ``--jobs`` > 1 and
 more than one file to analyze (at least :data:`SERIAL_ANALYSIS_CHARS` of
 text), the checked files are split into up to ``jobs`` chunks balanced by text
-length, each analyzed in its own worker process with the modules its files
-import, a checked file of another chunk included (as context there); each
-file's findings come from the one chunk that checks it (see :mod:`.chunks`).
+length, each analyzed with the modules its files import, a checked file of
+another chunk included (as context there), in a pool of one worker process per
+chunk that takes the chunks' groups one by one, largest first; each file's
+findings come from the one chunk that checks it (see :mod:`.chunks`).
 Chunks that would mostly analyze the same imported modules run in one process
 instead (:data:`MIN_SPEEDUP`): the records are shared, the engine's function
 summaries are not (they hold syntax trees), so each chunk solves its context.
