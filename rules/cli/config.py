@@ -56,7 +56,7 @@ KEYS: dict[str, str] = {
 # A dotted name whose parts may contain ``*`` wildcards: ``myapp.tools.*``, ``*.invoke``.
 # Patterns, compiled (and cached by ``re``) on first use: a run without configured
 # names or a TOML error never needs them (SPEC §3.1.2).
-_NAME_PART = r"^(?:\*+|\**[^\W\d][\w*]*)$"
+_NAME_PART = r"(?:\*+|\**[^\W\d][\w*]*)"
 _TOML_POSITION = r"at line (\d+)"
 
 
@@ -317,7 +317,7 @@ def _build(table: Mapping[str, Any], path: Path, text: str, document: Mapping[st
 
 def _is_name_pattern(value: str) -> bool:
     parts = value.split(".")
-    return all(re.match(_NAME_PART, part) for part in parts)
+    return all(re.fullmatch(_NAME_PART, part) for part in parts)  # ``$`` would let "abcd\n" through
 
 
 def _type_name(value: object) -> str:

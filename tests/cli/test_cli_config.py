@@ -101,6 +101,8 @@ def test_explicit_file(tmp_path: Path) -> None:
         ('[tool.summaryguard]\ntool-calls = ["my-app.tools"]\n', 2, ["tool-calls", "'my-app.tools'"]),
         ('[tool.summaryguard]\nvalidators = ["a..b"]\n', 2, ["validators", "'a..b'"]),
         ('[tool.summaryguard]\nresume-calls = ["1abc"]\n', 2, ["resume-calls", "'1abc'"]),
+        ('[tool.summaryguard]\nresume-calls = ["*.abcd\\n"]\n', 2, ["resume-calls", "'*.abcd\\n'"]),
+        ('[tool.summaryguard]\ntool-calls = ["myapp.\\ttools"]\n', 2, ["tool-calls", "'myapp.\\ttools'"]),
         ("[tool]\nsummaryguard = 3\n", None, ["must be a table", "not an integer"]),
         ('[tool.summaryguard]\nselect = ["SG1"\n', 2, ["invalid TOML: Unclosed array"]),
         ("[tool.summaryguard]\nselect = [\n  'SG1',\n  x\n]\n", 4, ["invalid TOML"]),
