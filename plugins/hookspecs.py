@@ -123,6 +123,10 @@ def summaryguard_vocabulary() -> Mapping[str, Iterable[str]] | None:
     * ``interrupt-calls``: calls that pause a node for outside input; the
       node re-runs from its start when resumed;
     * ``validators``: functions that enforce the invariant.
+
+    An entry that is not a qualified name or name pattern (dotted Python names, ``*``
+    within a part, as the configuration's keys take) is left out, and the command line
+    warns of it; so is an unknown category.
     """
 
 

@@ -53,10 +53,8 @@ KEYS: dict[str, str] = {
     "target-version": "the Python version whose grammar the code is written in, such as \"3.12\"",
 }
 
-# A dotted name whose parts may contain ``*`` wildcards: ``myapp.tools.*``, ``*.invoke``.
-# Patterns, compiled (and cached by ``re``) on first use: a run without configured
-# names or a TOML error never needs them (SPEC §3.1.2).
-_NAME_PART = r"(?:\*+|\**[^\W\d][\w*]*)"
+# Patterns, compiled (and cached by ``re``) on first use: a run without a TOML error
+# never needs them (SPEC §3.1.2).
 _TOML_POSITION = r"at line (\d+)"
 
 
@@ -277,7 +275,9 @@ def _build(table: Mapping[str, Any], path: Path, text: str, document: Mapping[st
     for key in ("tool-calls", "resume-calls", "validators", "compaction-calls", "checkpoint-writes"):
         values = string_list(key)
         for value in values:
-            if not _is_name_pattern(value):
+            from ..engine.vocabulary import is_name_pattern  # what a plugin may add is checked alike
+
+            if not is_name_pattern(value):
                 raise fail(
                     key,
                     f"{value!r} is not a qualified name or name pattern "
@@ -313,11 +313,6 @@ def _build(table: Mapping[str, Any], path: Path, text: str, document: Mapping[st
         target_version=target,
         source_text=text,
     )
-
-
-def _is_name_pattern(value: str) -> bool:
-    parts = value.split(".")
-    return all(re.fullmatch(_NAME_PART, part) for part in parts)  # ``$`` would let "abcd\n" through
 
 
 def _type_name(value: object) -> str:

@@ -17,7 +17,19 @@ from collections.abc import Iterable, Mapping
 from summaryguard.plugins.framework import FrameworkModel, FrameworkModelError
 from summaryguard.plugins.hookspecs import VOCABULARY_CATEGORIES
 
-__all__ = ["CATEGORIES", "DEFAULTS", "NameMatcher", "Vocabulary"]
+__all__ = ["CATEGORIES", "DEFAULTS", "NameMatcher", "Vocabulary", "is_name_pattern"]
+
+#: One part of a dotted name, where ``*`` matches within the part: ``tools``, ``*``, ``fetch_*``.
+#: Compiled (and cached by ``re``) on first use: a run without configured names never needs it.
+_NAME_PART = r"(?:\*+|\**[^\W\d][\w*]*)"
+
+
+def is_name_pattern(value: str) -> bool:
+    """Whether ``value`` is a qualified name or name pattern (``myapp.tools.*``, ``*.invoke``):
+    what the configuration and a plugin may add to a vocabulary category. Each part must
+    match whole (``re.fullmatch``: ``$`` would let ``"abcd\\n"`` through, and the pre-filter's
+    word tests rely on no word holding a line break)."""
+    return all(re.fullmatch(_NAME_PART, part) for part in value.split("."))
 
 #: The categories of the ``summaryguard_vocabulary`` hook: one list, kept with
 #: the hook's documentation.
@@ -193,7 +205,14 @@ class Vocabulary:
                         continue
                     if isinstance(names, str):
                         names = (names,)
-                    merged[category].extend(str(n) for n in names)
+                    for name in names:
+                        if isinstance(name, str) and is_name_pattern(name):
+                            merged[category].append(name)
+                        else:
+                            problems.append(
+                                f"plugin vocabulary entry {name!r} in {category!r} is not a qualified name or "
+                                "name pattern: left out"
+                            )
         merged["tool-calls"].extend(tool_calls)
         merged["resume-calls"].extend(resume_calls)
         merged["validators"].extend(validators)

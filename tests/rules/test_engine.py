@@ -180,7 +180,7 @@ def test_vocabulary_merges_plugins_and_reports_problems() -> None:
     class Plugin:
         @hookimpl
         def summaryguard_vocabulary(self):
-            return {"tool-calls": "myapp.tools.*", "no-such-category": ["x"]}
+            return {"tool-calls": "myapp.tools.*", "no-such-category": ["x"], "resume-calls": ["ok.resume", "bad\n", 3]}
 
     class Broken:
         @hookimpl
@@ -196,6 +196,11 @@ def test_vocabulary_merges_plugins_and_reports_problems() -> None:
         assert not vocabulary.matches("tool-calls", "myapp.other")
         assert any("no-such-category" in p for p in vocabulary.problems)
         assert any("mapping" in p for p in vocabulary.problems)
+        # an entry that is not a name pattern (a line break, not a string) is left out and said
+        assert "ok.resume" in vocabulary.entries["resume-calls"]
+        assert not any("bad" in n or n == "3" for n in vocabulary.entries["resume-calls"])
+        assert any("'bad\\n'" in p and "resume-calls" in p for p in vocabulary.problems)
+        assert any(p.startswith("plugin vocabulary entry 3 ") for p in vocabulary.problems)
         assert not Vocabulary.build(use_plugins=False).matches("tool-calls", "myapp.tools.search")
         assert vocabulary.fingerprint() != Vocabulary.build(use_plugins=False).fingerprint()
     finally:
