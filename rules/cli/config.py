@@ -271,12 +271,12 @@ def _build(table: Mapping[str, Any], path: Path, text: str, document: Mapping[st
             raise ConfigError(path, f"{TABLE} {where}: {exc}", _find_key_line(text, pattern)) from None
         per_file.append(PerFileIgnore(pattern, spec, tuple(normalize(c) for c in codes)))
 
+    from ..engine.vocabulary import is_name_pattern  # what a plugin may add is checked alike
+
     names: dict[str, tuple[str, ...]] = {}
     for key in ("tool-calls", "resume-calls", "validators", "compaction-calls", "checkpoint-writes"):
         values = string_list(key)
         for value in values:
-            from ..engine.vocabulary import is_name_pattern  # what a plugin may add is checked alike
-
             if not is_name_pattern(value):
                 raise fail(
                     key,

@@ -248,7 +248,7 @@ def relevance(scans: Iterable[FileScan], matters: object) -> tuple[set[str], set
     # go(agent, cp)` with `def go(agent, x): agent.resume(x)` (or through a relay of such
     # helpers). Neither function's words are enough alone; together they are, and the whole
     # chain is analyzed (the value decides).
-    first = set(own)
+    seeds = set(own)
     chains = _resume_chains(table)
     #: Whether the helpers' words alone decide. The decision only grows with the words (a
     #: word is a line of the text; every test finds a piece of one word), so when they do,
@@ -260,7 +260,7 @@ def relevance(scans: Iterable[FileScan], matters: object) -> tuple[set[str], set
             below = frozenset(h for n in fw.calls if n not in _GENERIC for h in chains.get(n, ()) if h != q)
             if not below:
                 continue
-            wanted = [found for found in (first, bound) if not (below <= found and q in found)]
+            wanted = [found for found in (seeds, bound) if not (below <= found and q in found)]
             if not wanted:
                 continue
             helpers = alone.get(below)
@@ -270,7 +270,7 @@ def relevance(scans: Iterable[FileScan], matters: object) -> tuple[set[str], set
                 for found in wanted:
                     found.add(q)
                     found |= below
-    return first, bound
+    return seeds, bound
 
 
 def grows_callers(name: str) -> bool:

@@ -31,6 +31,7 @@ def is_name_pattern(value: str) -> bool:
     word tests rely on no word holding a line break)."""
     return all(re.fullmatch(_NAME_PART, part) for part in value.split("."))
 
+
 #: The categories of the ``summaryguard_vocabulary`` hook: one list, kept with
 #: the hook's documentation.
 CATEGORIES = VOCABULARY_CATEGORIES
