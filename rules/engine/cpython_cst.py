@@ -16,13 +16,17 @@ where asked (:func:`.grammar.tree_positions`: libcst's parse of the same text,
 paired node by node, for a file where a rule reports or a trace passes). The code libcst
 generates for a converted node means what the source meant (parentheses where
 precedence needs them), in its own spacing, without comments.
-A construct the conversion does not build (``match`` statements; f-strings and
-implicitly concatenated strings, whose parts libcst splits by its own tokenizer)
-is parsed by libcst from its source text: a small island in the converted tree.
+An f-string's text is split as libcst's tokenizer splits it (:mod:`.fstrings`) and
+its expressions come from CPython's tree. A construct the conversion does not build
+(``match`` statements, implicitly concatenated strings, an f-string the split does not
+read for sure) is parsed by libcst from its source text: a small island in the
+converted tree. Backslash continuations join lines as CPython's tokenizer joins them
+(:meth:`_Converter.same_line`, :meth:`_Converter.first_on_line`).
 
 :func:`convert` returns None for text CPython rejects or that carries tabs, form
-feeds or carriage returns in a way the two parsers may count differently; the
-caller parses with libcst then (:func:`.grammar.parse_module`).
+feeds or carriage returns in a way the two parsers may count differently, or a
+backslash continuation on a line with a ``#``; the caller parses with libcst then
+(:func:`.grammar.parse_module`).
 """
 
 from __future__ import annotations
@@ -31,10 +35,13 @@ import ast
 import bisect
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import libcst as cst
+
+from .fstrings import Field as FStringField
+from .fstrings import split as split_fstring
 
 __all__ = ["ConvertedModule", "convert", "is_converted"]
 
@@ -102,6 +109,9 @@ _IndentedBlock = _M(cst.IndentedBlock)
 _SimpleStatementSuite = _M(cst.SimpleStatementSuite)
 _Expr = _M(cst.Expr)
 _AssignTarget = _M(cst.AssignTarget)
+_FormattedString = _M(cst.FormattedString)
+_FormattedStringText = _M(cst.FormattedStringText)
+_FormattedStringExpression = _M(cst.FormattedStringExpression)
 
 _BINARY = {
     ast.Add: cst.Add, ast.Sub: cst.Subtract, ast.Mult: cst.Multiply, ast.Div: cst.Divide,
@@ -147,6 +157,8 @@ _IMPORT_STAR = _M(cst.ImportStar)()
 _SENTINEL = cst.MaybeSentinel.DEFAULT
 _CONSTANT_NAMES = {True: "True", False: "False", None: "None"}
 _COMMA = _M(cst.Comma)()
+#: ``{x=}``: the ``=`` as written (the generated code prints what the source printed).
+_EQUAL = _M(cst.AssignEqual)(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 _LPAR = (_M(cst.LeftParen)(),)
 _RPAR = (_M(cst.RightParen)(),)
 
@@ -216,6 +228,8 @@ class _Converter:
             starts.append(at + 1)
             at = find(b"\n", at + 1)
         self.starts = starts
+        #: Whether a line ends with a backslash: lines may then join (see :meth:`same_line`).
+        self.continued = b"\\\n" in self.data
         #: Where the text is not ASCII: the spans kept as written (see :meth:`check_identifiers`).
         self.verbatim_spans: list[tuple[int, int]] | None = None if text.isascii() else []
         self.expr_table: dict[type, Callable[[Any], Any]] = {
@@ -225,7 +239,7 @@ class _Converter:
             ast.Set: self.set_, ast.Dict: self.dict_, ast.Await: self.await_, ast.IfExp: self.ifexp,
             ast.Lambda: self.lambda_, ast.ListComp: self.listcomp, ast.SetComp: self.setcomp,
             ast.DictComp: self.dictcomp, ast.GeneratorExp: self.genexp, ast.Yield: self.yield_,
-            ast.YieldFrom: self.yieldfrom, ast.NamedExpr: self.namedexpr, ast.JoinedStr: self.island,
+            ast.YieldFrom: self.yieldfrom, ast.NamedExpr: self.namedexpr, ast.JoinedStr: self.joinedstr,
             ast.Starred: self.starred_alone,
         }
         self.stmt_table: dict[type, Callable[[Any], Any]] = {
@@ -290,9 +304,40 @@ class _Converter:
                 raise _Unsupported("an identifier beyond ASCII")
 
     def first_on_line(self, node: ast.AST) -> bool:
-        """Whether only indentation precedes ``node`` on its line."""
-        start = self.starts[node.lineno - 1]  # type: ignore[attr-defined]
-        return not self.data[start : start + node.col_offset].strip()  # type: ignore[attr-defined]
+        """Whether only indentation precedes ``node`` on its logical line.
+
+        A backslash that ends the line before joins the two (``if x: \\`` then the body:
+        libcst's ``SimpleStatementSuite``). Such a backslash is a continuation unless a
+        comment holds it: a string cannot, since the string would then go on before
+        ``node`` on its line. A line with a ``#`` is left to libcst, which tokenizes."""
+        data, starts = self.data, self.starts
+        line = node.lineno  # type: ignore[attr-defined]
+        if data[starts[line - 1] : starts[line - 1] + node.col_offset].strip():  # type: ignore[attr-defined]
+            return False
+        while self.continued and line > 1:
+            before = data[starts[line - 2] : starts[line - 1]]
+            if not before.endswith(b"\\\n"):
+                return True
+            if b"#" in before:
+                raise _Unsupported("a backslash on a line with a '#'")
+            if before[:-2].strip():
+                return False
+            line -= 1
+        return True
+
+    def same_line(self, before: ast.stmt, node: ast.stmt) -> bool:
+        """Whether the simple statement ``node`` stands on the logical line ``before`` ends
+        on (``a; b``, or ``a; \\`` and ``b`` on the next line).
+
+        Between two statements stand only ``;``, comments, line breaks and backslashes,
+        never a string: the two share a logical line when every line break between them
+        follows a backslash and no comment ends it."""
+        if node.lineno == before.end_lineno:
+            return True
+        if not self.continued:
+            return False
+        gap = self.data[self.offset(before.end_lineno, before.end_col_offset) : self.offset(node.lineno, node.col_offset)]  # type: ignore[arg-type]
+        return b"#" not in gap and gap.count(b"\n") == gap.count(b"\\\n")
 
     # -- expressions -------------------------------------------------------------------------
 
@@ -363,6 +408,55 @@ class _Converter:
         if value is Ellipsis:
             return _M(cst.Ellipsis)()
         raise _Unsupported(f"constant {kind.__name__}")  # pragma: no cover - CPython's constants
+
+    def joinedstr(self, node: ast.JoinedStr) -> cst.BaseExpression:
+        """An f-string: its text as written split by :func:`.fstrings.split`, its
+        expressions converted from CPython's tree; an island where the split does not
+        read the text for sure or CPython's tree does not match it."""
+        text = self.segment(node)
+        literal = split_fstring(text) if self.verbatim_spans is None or text.isascii() else None
+        if literal is not None:
+            values = iter([v for v in node.values if type(v) is ast.FormattedValue])
+            parts = self.fstring_parts(literal.parts, values)
+            if parts is not None and next(values, None) is None:
+                return _FormattedString(parts=parts, start=literal.start, end=literal.end)
+        return self.island(node)
+
+    def fstring_parts(
+        self, parts: tuple[str | FStringField, ...], values: Iterator[ast.FormattedValue]
+    ) -> tuple[cst.BaseFormattedStringContent, ...] | None:
+        """The parts of an f-string or of a format specification, each field paired with
+        CPython's next ``FormattedValue``; None where the two disagree.
+
+        A field whose expression opens with a brace (a dict in ``{ {...} }``) is left to
+        libcst: the code generated for it would open with ``{{``. A ``{x=}`` field prints
+        its expression as written, so only a name or a dotted name without spaces, whose
+        generated code is the same text, is converted."""
+        made: list[cst.BaseFormattedStringContent] = []
+        for part in parts:
+            if type(part) is str:
+                made.append(_FormattedStringText(value=part))
+                continue
+            value = next(values, None)
+            if value is None:
+                return None
+            expression = value.value
+            written = self.segment(expression)
+            if part.expression.strip() != written or written.startswith("{"):
+                return None
+            if part.debug and (part.expression != written or type(expression) not in (ast.Name, ast.Attribute)):
+                return None
+            spec = None
+            if part.spec is not None:
+                inner = iter([v for v in value.format_spec.values if type(v) is ast.FormattedValue] if value.format_spec else [])  # type: ignore[attr-defined]
+                spec = self.fstring_parts(part.spec, inner)
+                if spec is None or next(inner, None) is not None:
+                    return None
+            made.append(_FormattedStringExpression(
+                expression=self.expr(expression), conversion=part.conversion, format_spec=spec,
+                equal=_EQUAL if part.debug else None,
+            ))
+        return tuple(made)
 
     def island(self, node: ast.expr) -> cst.BaseExpression:
         """libcst's own parse of ``node``'s text, parenthesized so that it may span lines
@@ -544,7 +638,7 @@ class _Converter:
         statements that share a line (``a; b``) in one ``SimpleStatementLine``."""
         out: list[cst.BaseStatement] = []
         line: list[cst.BaseSmallStatement] = []
-        last_line = -1
+        last: ast.stmt | None = None  # the last simple statement of ``line``
         table = self.stmt_table
         for node in nodes:
             convert = table.get(type(node))
@@ -554,13 +648,13 @@ class _Converter:
                     out.append(_SimpleStatementLine(body=tuple(line)))
                     line = []
                 out.append(made)
-                last_line = -1
+                last = None
                 continue
-            if line and node.lineno != last_line:
+            if last is not None and not self.same_line(last, node):
                 out.append(_SimpleStatementLine(body=tuple(line)))
                 line = []
             line.append(made)
-            last_line = node.end_lineno  # type: ignore[assignment]
+            last = node
         if line:
             out.append(_SimpleStatementLine(body=tuple(line)))
         return tuple(out)
@@ -803,7 +897,7 @@ class ConvertedModule(cst.Module):
 def convert(text: str, tree: ast.Module | None = None) -> cst.Module | None:
     """libcst's tree of ``text`` built from CPython's (``tree``, or parsed here), or None
     when this text is for libcst to parse (see the module's documentation)."""
-    if "\t" in text or "\f" in text or "\r" in text or "\\\n" in text:
+    if "\t" in text or "\f" in text or "\r" in text:
         return None
     try:
         if tree is None:
