@@ -60,6 +60,7 @@ from .flow import FlowAnalysis, State
 from .inflight import Inflight, writes_after_inflight
 from .names import dotted, last_segment
 from .project import FunctionInfo, ModuleInfo, Project
+from .solver import call_graph
 from .behaviour import FunctionSummary
 from .classes import ClassIndex, ProjectClass
 from .syntax import (
@@ -2171,22 +2172,22 @@ def compaction_facts(project: Project, summaries: Mapping[FunctionInfo, Function
 
     A context module (analyzed, never reported) is read here only for what reaches a
     checked one: a function that compacts what its parameters bring, whose callers
-    must check it, when a checked module calls a function of its name. Its records,
-    its own re-compactions and its writes would be facts at its own lines, which
-    nothing reports: 8% of a file's cold check in a package whose 150 imported
-    modules mention summaries."""
+    must check it, when a call of a checked module resolves to it (:func:`_at_callers`
+    reports at such calls only; the solver analyzed exactly what these calls reach).
+    Its records, its own re-compactions and its writes would be facts at its own
+    lines, which nothing reports: 8% of a file's cold check in a package whose 150
+    imported modules mention summaries."""
     analysis = _Analysis(project, summaries)
     facts: list[Fact] = []
     #: summarizer calls fed only through parameters: (call, parameters, evidence) per function.
     pending: dict[FunctionInfo, list[tuple[cst.Call, frozenset[str], tuple[Step, ...]]]] = {}
     modules = [m for m in project.modules if m.mentions_summary or _mentions_compaction(m)]
-    #: The names the checked modules call: a context function called by none cannot reach them.
-    called = project.names_checked_code_calls()
+    called = _called_by_checked_code(project)
     for module in modules:
         for fn in module.functions:
             if not module.context:
                 facts.extend(analysis.records(fn))
-            elif fn.name not in called:
+            elif fn not in called:
                 continue
             found = analysis.recompactions(fn)
             if not found:
@@ -2210,6 +2211,14 @@ def compaction_facts(project: Project, summaries: Mapping[FunctionInfo, Function
         if not module.context:
             facts.extend(writes_after_inflight(analysis, module, reported))
     return facts
+
+
+def _called_by_checked_code(project: Project) -> set[FunctionInfo]:
+    """The functions the checked modules' calls resolve to (empty when no module is context)."""
+    if not any(module.context for module in project.modules):
+        return set()
+    graph = call_graph([fn for fn in project.functions if not fn.module.context], project)
+    return {callee for callees in graph.values() for callee in callees}
 
 
 def _mentions_compaction(module: ModuleInfo) -> bool:

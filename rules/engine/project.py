@@ -369,15 +369,6 @@ class Project:
         """Nodes of graphs that summarize: their state is what a resume restores."""
         return {fn.qualname for fn in self.functions if fn.resumes_state is not None}
 
-    def names_checked_code_calls(self) -> set[str]:
-        """The names the functions of the checked (not context) modules call (:attr:`calls`)."""
-        called: set[str] = set()
-        for module in self.modules:
-            if not module.context:
-                for fn in module.functions:
-                    called |= self.calls.get(fn.qualname, set())
-        return called
-
     def release(self) -> None:
         """Break the index's reference cycles once its analysis is done; the project is
         empty afterwards.
@@ -395,15 +386,14 @@ class Project:
 
     def demand_roots(self) -> list[FunctionInfo] | None:
         """The functions whose analyses the checked modules' facts read, or None when
-        every module is checked: the checked modules' functions, and the context
-        functions of a name they call (SG303 follows a summary into a context function
-        that compacts what its parameters bring, matched by name: see
-        :func:`.compaction.compaction_facts`). The solver analyzes what these reach
-        (:func:`.solver.demanded`)."""
+        every module is checked: the checked modules' functions. The solver analyzes what
+        these reach (:func:`.solver.demanded`): a context function counts only through
+        the calls that reach it, its summary and the compaction of what its parameters
+        bring alike (SG303 reports at a checked call that resolves to it, see
+        :func:`.compaction.compaction_facts`)."""
         if not any(module.context for module in self.modules):
             return None
-        called = self.names_checked_code_calls()
-        return [fn for module in self.modules for fn in module.functions if not module.context or fn.name in called]
+        return [fn for module in self.modules if not module.context for fn in module.functions]
 
     # -- resolution ----------------------------------------------------------------------
 
