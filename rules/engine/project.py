@@ -208,6 +208,10 @@ class Project:
         self._assigned: dict[tuple[ModuleInfo, str | None, str], tuple[Assigned, ...]] = {}
         #: The summary given to functions not worth analyzing (set by the solver).
         self.unknown: object = None
+        #: With context modules, the functions the checked modules' functions reach through
+        #: their resolved calls (set by the solver, :func:`.solver.demanded`): no other can
+        #: change a fact of theirs. None: every module is checked, every function counts.
+        self.reached: set[FunctionInfo] | None = None
         #: Memo of :meth:`Evidence._calls_tool_directly` for unanalyzed functions.
         self.direct_tool_calls: dict[FunctionInfo, bool] = {}
         #: :meth:`_visible` by module id.

@@ -142,7 +142,7 @@ class _Worklist:
         # only the calls of functions analyzed, or reached from the roots, are read: a body
         # nothing reaches is never walked (nor, where it is parsed lazily, parsed)
         self.graph = _CallsOnDemand(project)
-        self.wanted = None if roots is None else demanded(roots, self.graph)
+        self.wanted = project.reached = None if roots is None else demanded(roots, self.graph)
         self.order: list[FunctionInfo] = []
         self.rank: dict[FunctionInfo, int] = {}
         # a heap by rank: a caller queued again waits until every callee queued before it is done

@@ -151,3 +151,32 @@ def test_the_trace_runs_from_the_dispatch_through_the_call_to_the_write() -> Non
     assert ("agent.py", 7) in steps  # the call that returns while it runs
     assert steps[-1] == ("agent.py", 9)
     assert all(s.basis == "value" for s in finding.trace)
+
+
+def test_a_file_checked_alone_judges_only_the_context_its_calls_reach(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pre-commit: the caller checked alone, its imports as context. The verdicts its
+    check reads are those of the functions its calls reach; a dispatching function of
+    the context that nothing checked calls is never judged, and the finding and its
+    trace are those of the whole run."""
+    from summaryguard.rules.engine import inflight
+
+    judged: list[str] = []
+    judge = inflight._judge
+
+    def recorded(analysis, fn):  # type: ignore[no-untyped-def]
+        judged.append(fn.name)
+        return judge(analysis, fn)
+
+    monkeypatch.setattr(inflight, "_judge", recorded)
+    background = textwrap.dedent(COMPACTION).lstrip("\n")
+    unrelated = textwrap.dedent(COMPACTION_JOINED).lstrip("\n")
+    agent = textwrap.dedent(CALLER.format(helper="compact_later")).lstrip("\n")
+    whole, _ = ANALYZER.analyze([("agent.py", agent), ("background.py", background), ("unrelated.py", unrelated)])
+    assert "compact_now" in judged
+    judged.clear()
+    alone, errors = ANALYZER.analyze([("agent.py", agent)], context=[("background.py", background), ("unrelated.py", unrelated)])
+    assert errors == []
+    assert "compact_later" in judged and "compact_now" not in judged
+    assert [(f.path, f.line, f.code, f.trace) for f in alone] == [
+        (f.path, f.line, f.code, f.trace) for f in whole if f.path == "agent.py"
+    ] != []
