@@ -430,8 +430,8 @@ class _Converter:
 
         A field whose expression opens with a brace (a dict in ``{ {...} }``) is left to
         libcst: the code generated for it would open with ``{{``. A ``{x=}`` field prints
-        its expression as written, so only a name or a dotted name without spaces, whose
-        generated code is the same text, is converted."""
+        its expression as written, so only a name or a dotted name (``a.b``, not ``f(a,b).c``),
+        whose generated code is the same text, is converted."""
         made: list[cst.BaseFormattedStringContent] = []
         for part in parts:
             if type(part) is str:
@@ -444,7 +444,7 @@ class _Converter:
             written = self.segment(expression)
             if part.expression.strip() != written or written.startswith("{"):
                 return None
-            if part.debug and (part.expression != written or type(expression) not in (ast.Name, ast.Attribute)):
+            if part.debug and (part.expression != written or not all(n.isidentifier() for n in written.split("."))):
                 return None
             spec = None
             if part.spec is not None:

@@ -214,6 +214,7 @@ def test_f_strings_are_built_from_cpythons_tree_without_libcst(source: str, monk
     "source",
     [
         'x = f"{a+b=}"\n',  # the debug text is the source's spacing: libcst keeps it
+        'x = f"{f(a,b).c=}"\n',
         'x = f"{ {1: 2}[k] }"\n',  # a field opening with a brace
         'x = f"{x:{{}}}"\n',
         'x = f"a" "b" f"{c}"\n',
