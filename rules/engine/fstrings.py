@@ -64,10 +64,8 @@ def split(text: str) -> Literal | None:
         return None
     reader = _Reader(text, body_start, body_end, quote, "r" in prefix)
     try:
-        parts = reader.parts(in_spec=False)
+        parts = reader.parts(in_spec=False)  # reads to the body's end, or raises
     except _Unread:
-        return None
-    if reader.at != body_end:  # pragma: no cover - parts() reads to the end or raises
         return None
     return Literal(text[:body_start], quote, parts)
 
@@ -89,11 +87,11 @@ class _Reader:
             if char == "\\":
                 self._escape()
             elif char == "{":
-                if text.startswith("{{", self.at) and not in_spec:
+                if text.startswith("{{", self.at):
+                    if in_spec:
+                        raise _Unread  # libcst reads a dict there, CPython may not
                     self.at += 2
                     continue
-                if in_spec and text.startswith("{{", self.at):
-                    raise _Unread  # libcst reads a dict there, CPython may not
                 if self.at > literal_start:
                     found.append(text[literal_start : self.at])
                 self.at += 1
