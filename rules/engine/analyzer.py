@@ -5,7 +5,9 @@ Order of work, cheapest first, so that cost is paid only where it can matter:
 1. the text pre-filter (one compiled regex per run) rejects most files
    (CPython's parser only checks their syntax);
 2. libcst parses the rest, without metadata, and the project index records
-   imports and functions;
+   imports and functions (a context module is indexed from CPython's tree of
+   its outline, and converted to libcst's nodes only when the analysis reads
+   one: :meth:`.project.Project.add_outline`);
 3. function summaries are solved across all parsed modules (a validator in
    ``recovery.py`` protects a resume in ``loop.py``), callees first, and in
    context modules only for what the checked modules reach (see :mod:`.solver`);
@@ -51,7 +53,7 @@ from .base import LintRule, RuleContext
 from .bodies import defer_bodies
 from .bodies import positions as body_positions
 from .collector import collector_paused
-from .cpython_cst import is_converted
+from .cpython_cst import is_converted, names_as_written
 from .facts import Step
 from .findings import FileError, Finding, TraceStep, describe, is_too_deep
 from .grammar import Shifts, after_host_rejection, exact_tree, map_column, parse_module, tree_positions
@@ -248,6 +250,10 @@ class Analyzer:
         #: Whether a context module's bodies are parsed only when read (see :mod:`.bodies`);
         #: off, every body the outline keeps is parsed with its module (the tests compare both).
         self.defer_context_bodies = True
+        #: Whether a context module is indexed from CPython's tree and converted to libcst's
+        #: only when read (see :meth:`.project.Project.add_outline`); off, every one is
+        #: converted with the others (the tests compare both).
+        self.build_context_on_demand = True
 
     def might_matter(self, text: str) -> bool:
         """Cheap text scan; False means the file cannot hold a finding."""
@@ -321,6 +327,9 @@ class Analyzer:
                 self.prefilter.any_evidence, nodes, self.prefilter.lent_function_matters if file_facts.lends else None,
                 deferred if is_context and self.defer_context_bodies else None,
             )
+            if is_context and self.build_context_on_demand and self._add_outline(project, path, text, outlined, deferred):
+                parsed_scans.append(file_facts.scan)
+                continue
             tree = self._parse_cst(path, outlined, sink)
             if tree is None:
                 continue
@@ -420,6 +429,31 @@ class Analyzer:
         lent = _facts(text, *found, lends=True)
         # no class after all ("class " in a docstring): nothing to lend
         return lent if any(not item[0] for item in lent.skeleton) else None
+
+    def _add_outline(
+        self, project: Project, path: str, text: str, outlined: str, deferred: dict[str, tuple[int, int, str]]
+    ) -> bool:
+        """Index a context module from CPython's tree of its outline, its libcst tree built
+        when first read (:meth:`.project.Project.add_outline`); False when its text is for
+        the whole path (:meth:`_parse_cst`, then :meth:`.project.Project.add_module`): names
+        beyond ASCII (:func:`.cpython_cst.names_as_written`), tabs and form
+        feeds (libcst reads the indentation), a text CPython's parser rejects (read for the
+        target grammar, see :mod:`.grammar`), or nesting too deep to index."""
+        if "\t" in outlined or "\f" in outlined or "\r" in outlined:
+            return False
+        try:
+            with warnings.catch_warnings():  # CPython's SyntaxWarnings are not ours to print
+                warnings.simplefilter("ignore")
+                outline = ast.parse(outlined)
+            if not names_as_written(outlined, outline):
+                return False
+            project.add_outline(
+                path, outline, text, lambda: self._parse_cst(path, outlined, []),
+                lambda module: defer_bodies(module, text, deferred, self.target_version),
+            )
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        return True
 
     def _parse_cst(self, path: str, text: str, errors: list[FileError]) -> cst.Module | None:
         """Parse with libcst, after CPython's parser (10x cheaper) has vouched for

@@ -35,6 +35,7 @@ import ast
 import bisect
 import dataclasses
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -910,6 +911,34 @@ def convert(text: str, tree: ast.Module | None = None) -> cst.Module | None:
         return None
     object.__setattr__(module, "source", text)
     return module
+
+
+def names_as_written(text: str, tree: ast.Module) -> bool:
+    """Whether CPython's tree (``tree``, of ``text``) spells every identifier as ``text`` does:
+    no character beyond ASCII outside the literals and comments (CPython normalizes
+    identifiers, libcst keeps them as written; see :meth:`_Converter.check_identifiers`)."""
+    if text.isascii():
+        return True
+    if not any(_may_name(char) for char in set(_BEYOND_ASCII_TEXT.findall(text))):
+        return True  # no character beyond ASCII can be part of an identifier (emoji, dashes, quotes)
+    converter = _Converter(text)
+    converter.verbatim_spans = [
+        converter.span(node) for node in ast.walk(tree)
+        if type(node) is ast.JoinedStr or type(node) is ast.Constant and isinstance(node.value, (str, bytes))
+    ]
+    try:
+        converter.check_identifiers()
+    except _Unsupported:
+        return False
+    return True
+
+
+_BEYOND_ASCII_TEXT = re.compile(r"[^\x00-\x7f]")
+
+
+def _may_name(char: str) -> bool:
+    """Whether ``char`` can be written in an identifier (CPython reads it NFKC-normalized)."""
+    return ("_" + char).isidentifier() or ("_" + unicodedata.normalize("NFKC", char)).isidentifier()
 
 
 def is_converted(module: cst.Module) -> bool:

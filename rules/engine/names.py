@@ -22,6 +22,7 @@ from .prefilter import DISPATCH_CALLS
 __all__ = [
     "ImportTable",
     "dotted",
+    "dotted_cpython",
     "dispatches_parameters",
     "imported_modules",
     "last_segment",
@@ -52,6 +53,37 @@ def dotted(expr: cst.BaseExpression) -> str | None:
             parts.append("()")
             node = node.func  # type: ignore[attr-defined]
         elif kind is cst.Subscript:
+            parts.append("[]")
+            node = node.value  # type: ignore[attr-defined]
+        else:
+            return None if not parts else ".".join(reversed(parts))
+    return ".".join(reversed(parts))
+
+
+#: Constants in CPython's tree that are names in libcst's (``None``, ``True``, ``False``).
+_NAMED_CONSTANTS = (None, True, False)
+
+
+def dotted_cpython(expr: ast.expr) -> str | None:
+    """:func:`dotted` of CPython's node of the same expression (the project's index of a
+    context module is read from CPython's tree, see :meth:`.project.Project.add_outline`)."""
+    parts: list[str] = []
+    node = expr
+    while True:
+        kind = type(node)
+        if kind is ast.Name:
+            parts.append(node.id)  # type: ignore[attr-defined]
+            break
+        if kind is ast.Constant and any(node.value is c for c in _NAMED_CONSTANTS):  # type: ignore[attr-defined]
+            parts.append(repr(node.value))  # type: ignore[attr-defined]
+            break  # libcst's Name("None"); identity, since 1 == True
+        if kind is ast.Attribute:
+            parts.append(node.attr)  # type: ignore[attr-defined]
+            node = node.value  # type: ignore[attr-defined]
+        elif kind is ast.Call:
+            parts.append("()")
+            node = node.func  # type: ignore[attr-defined]
+        elif kind is ast.Subscript:
             parts.append("[]")
             node = node.value  # type: ignore[attr-defined]
         else:
@@ -240,9 +272,27 @@ class ImportTable:
                 local = alias.asname.name.value
             self.aliases[local] = f"{base}.{name}" if base else name
 
+    def add_cpython(self, node: ast.Import | ast.ImportFrom) -> None:
+        """:meth:`add` of CPython's node of the same import."""
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname is not None:
+                    self.aliases[alias.asname] = alias.name
+                else:
+                    head = alias.name.partition(".")[0]
+                    self.aliases[head] = head
+            return
+        base = self._base(node.module or "", node.level)
+        for alias in node.names:
+            if alias.name == "*":
+                return
+            self.aliases[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+
     def _from_base(self, node: cst.ImportFrom) -> str:
-        module = dotted(node.module) if node.module is not None else ""
-        level = len(node.relative)
+        return self._base(dotted(node.module) or "" if node.module is not None else "", len(node.relative))
+
+    def _base(self, module: str, level: int) -> str:
+        """The module a ``from`` import of ``module`` at relative ``level`` names."""
         if not level:
             return module or ""
         package = self._package.split(".") if self._package else []

@@ -17,6 +17,7 @@ line, see :mod:`summaryguard.rules.cli.dependencies`). They lend their facts
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from .names import ImportTable, dotted, last_segment, module_location, module_name_for
+from .cpython_tree import statements_below
+from .names import ImportTable, dotted, dotted_cpython, last_segment, module_location, module_name_for
 from .syntax import Stmt, attribute_assignments, calls_in, expressions_of, statements, walk_statements
 from .vocabulary import Vocabulary
 
@@ -66,14 +68,27 @@ class FunctionInfo:
     _lambda_body: list[Stmt] | None = field(default=None, repr=False)
 
     def __getattr__(self, name: str) -> Any:
-        """``node`` of a function whose body is parsed when first read (see :mod:`.bodies`):
+        """``node`` of a function whose body is parsed when first read (see :mod:`.bodies`),
+        or of a module whose tree is built when first read (:meth:`Project.add_outline`):
         called only while the attribute is missing, so a parsed node costs nothing more."""
-        load = self.__dict__.get("_load_body")
-        if name != "node" or load is None:
+        found = self.__dict__
+        if name != "node":
+            raise AttributeError(name)
+        if "_unbuilt" in found:  # its module's tree is not built yet: building it binds this node
+            self._build()
+            return self.node
+        load = found.get("_load_body")
+        if load is None:
             raise AttributeError(name)
         node = self.node = load()
-        del self.__dict__["_load_body"]
+        del found["_load_body"]
         return node
+
+    def _build(self) -> None:
+        """Build the tree of this function's module, which binds its node (or its header
+        and deferred body): see :meth:`Project.add_outline`."""
+        self.module.tree  # noqa: B018 - the read builds the tree (ModuleInfo.__getattr__)
+        self.__dict__.pop("_unbuilt", None)
 
     def defer_body(self, load: Callable[[], cst.FunctionDef]) -> None:
         """Parse this function's body when its ``node`` is first read: ``load`` returns the
@@ -88,6 +103,8 @@ class FunctionInfo:
         """The node as far as its ``def`` line goes (name, parameters, annotations,
         decorators), without parsing a deferred body."""
         found = self.__dict__
+        if "_unbuilt" in found:
+            self._build()
         return found["node"] if "node" in found else found["_header"]
 
     @property
@@ -101,7 +118,9 @@ class FunctionInfo:
 
     @property
     def is_module(self) -> bool:
-        return isinstance(self.header, cst.Module)
+        """A module's top-level code (no ``def`` or lambda is named ``<module>``): known
+        without building the tree of a module indexed from CPython's."""
+        return self.name == "<module>"
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"<FunctionInfo {self.qualname}>"
@@ -124,6 +143,15 @@ class ModuleInfo:
     location: str = ""
     #: Bodies parsed after the module's tree, when first read (see :mod:`.bodies`).
     parsed_bodies: list[ParsedBody] = field(default_factory=list)
+
+    def __getattr__(self, name: str) -> Any:
+        """``tree`` of a module indexed from CPython's tree (:meth:`Project.add_outline`),
+        built when first read: called only while the attribute is missing."""
+        build = self.__dict__.pop("_build", None)
+        if name != "tree" or build is None:
+            raise AttributeError(name)
+        build(self)
+        return self.tree
 
     @property
     def name(self) -> str:
@@ -175,6 +203,49 @@ def _instance_method(fn: FunctionInfo, decorator: str) -> str | None:
         if scope is None:
             return None
         scope = scope.parent
+
+
+def _named_cpython_lambda(stmt: ast.AST) -> tuple[str, ast.Lambda] | None:
+    """:func:`_named_lambda` of CPython's node."""
+    if type(stmt) is ast.Assign and len(stmt.targets) == 1:  # type: ignore[attr-defined]
+        target, value = stmt.targets[0], stmt.value  # type: ignore[attr-defined]
+    elif type(stmt) is ast.AnnAssign and stmt.value is not None:  # type: ignore[attr-defined]
+        target, value = stmt.target, stmt.value  # type: ignore[attr-defined]
+    else:
+        return None
+    if type(target) is ast.Name and type(value) is ast.Lambda:
+        return target.id, value
+    return None
+
+
+#: Statements whose blocks stay in their scope, as :func:`.syntax.child_blocks` reads them.
+_CPYTHON_COMPOUND = frozenset(
+    {ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, getattr(ast, "TryStar", ast.Try), ast.With, ast.AsyncWith, ast.Match}
+)
+
+
+def _clause(node: ast.AST) -> list[ast.AST]:
+    """A statement as one of its block's statements, or an ``except`` clause's or a ``case``
+    block's statements (what :func:`.cpython_tree.statements_below` gives of a compound one)."""
+    if isinstance(node, (ast.excepthandler, ast.match_case)):
+        return list(node.body)  # type: ignore[attr-defined]
+    return [node]
+
+
+#: Stands for the tree of a module indexed from CPython's (:meth:`Project.add_outline`) until it is built.
+_UNBUILT = cst.Module(body=[])
+
+
+def _empty(name: str, kind: type | None, tree: cst.Module) -> cst.Module | cst.FunctionDef | cst.Lambda:
+    """The node of a function of ``kind`` (its index says which) when its module's tree could
+    not be built: its name, no body."""
+    if kind is cst.FunctionDef:
+        return cst.FunctionDef(
+            name=cst.Name(name), params=cst.Parameters(), body=cst.IndentedBlock(body=[cst.SimpleStatementLine([cst.Pass()])])
+        )
+    if kind is cst.Lambda:
+        return cst.Lambda(params=cst.Parameters(), body=cst.Name("None"))
+    return tree
 
 
 #: One assignment to a class's attribute (:meth:`Project.attribute_assignments`): the
@@ -238,6 +309,81 @@ class Project:
         self._resolved.clear()  # a call may now resolve into the new module
         return module
 
+    def add_outline(
+        self,
+        path: str,
+        outline: ast.Module,
+        text: str,
+        build: Callable[[], cst.Module | None],
+        then: Callable[[ModuleInfo], None] | None = None,
+    ) -> ModuleInfo:
+        """A context module indexed from CPython's tree of its outline, without libcst: its
+        functions, classes and imports are known at once, and ``build`` makes its libcst
+        tree (from the same outline) when something first reads the tree or a node of it.
+
+        Why: a file checked alone brings every project module it imports, transitively,
+        as context, and the index needs them all (a call resolves into any of them), while
+        the analysis reads few: agno's ``agent/_utils.py`` brings 90 and reads nodes of 5,
+        ``agent/_run.py`` 146 and 56. Converting all of them to libcst's nodes was most of
+        the check of such a file.
+
+        The index is the one :meth:`add_module` makes of the tree ``build`` returns
+        (:meth:`_collect_cpython` reads CPython's tree as :meth:`_collect` reads libcst's,
+        and the conversion keeps CPython's structure, see :mod:`.cpython_cst`): the
+        caller indexes this way only text whose names both trees spell alike
+        (:func:`.cpython_cst.names_as_written`) and that CPython's parser reads as libcst
+        would (no tabs or form feeds). Every one of the 4,709 files of the real-code
+        corpus so indexed gives the same index, each function bound to the same node.
+        When ``build`` fails (None), the module keeps its index with empty bodies. ``then``
+        runs once the tree is bound (:func:`.bodies.defer_bodies`)."""
+        name, is_package = module_name_for(path)
+        module = ModuleInfo(path, _UNBUILT, ImportTable(name, is_package), context=True)
+        del module.__dict__["tree"]
+        module.location = module_location(path)
+        module.mentions_summary = bool(_SUMMARY_TEXT.search(text))
+        top = FunctionInfo(f"{name}.<module>", "<module>", _UNBUILT, module)
+        top.__dict__["_unbuilt"] = cst.Module
+        module.functions.append(top)
+        self._collect_cpython(module, outline.body, top, None, name)
+        for fn in module.functions:
+            del fn.__dict__["node"]
+            self.functions.append(fn)
+            self._by_name.setdefault(fn.name, []).append(fn)
+
+        def built(module: ModuleInfo) -> None:
+            self._bind(module, build())
+            if then is not None:
+                then(module)
+
+        module.__dict__["_build"] = built
+        self.modules.append(module)
+        self._resolved.clear()
+        return module
+
+    def _bind(self, module: ModuleInfo, tree: cst.Module | None) -> None:
+        """Give ``module`` (indexed by :meth:`add_outline`) its tree, and each of its functions
+        its node: those :meth:`_collect` finds in the tree, in the same order. A tree whose
+        functions are not the index's (not expected) counts as none: no node of it is
+        bound to a function it is not."""
+        found: list[FunctionInfo] = []
+        if tree is not None:
+            twin = ModuleInfo(module.path, tree, ImportTable(module.name, False), context=True)
+            top = FunctionInfo(module.functions[0].qualname, "<module>", tree, twin)
+            twin.functions.append(top)
+            try:
+                self._collect(twin, statements(tree), top, None, module.name)
+            except RecursionError:
+                twin.functions.clear()
+            found = twin.functions
+            if [(f.qualname, f.params) for f in found] != [(f.qualname, f.params) for f in module.functions]:
+                tree, found = None, []
+        if tree is None:
+            tree = cst.Module(body=[])
+        module.tree = tree
+        for index, fn in enumerate(module.functions):
+            kind = fn.__dict__.pop("_unbuilt", None)
+            fn.node = found[index].node if found else _empty(fn.name, kind, tree)
+
     # -- indexing ------------------------------------------------------------------------
 
     def _collect(
@@ -284,6 +430,64 @@ class Project:
             module.toplevel[name] = fn
         if isinstance(node, cst.FunctionDef):
             self._collect(module, statements(node.body), fn, None, f"{prefix}.{name}.<locals>")
+
+    def _collect_cpython(
+        self, module: ModuleInfo, body: list[ast.stmt], owner: FunctionInfo, class_name: str | None, prefix: str
+    ) -> None:
+        """:meth:`_collect` of CPython's tree: the same statements in the same order
+        (:func:`.syntax.walk_statements`'s blocks are the fields of
+        :func:`.cpython_tree.statements_below`), the same names and functions."""
+        stack: list[ast.AST] = list(reversed(body))
+        while stack:
+            stmt = stack.pop()
+            kind = type(stmt)
+            if kind is ast.Import or kind is ast.ImportFrom:
+                module.imports.add_cpython(stmt)  # type: ignore[arg-type]
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                self._add_cpython_function(module, stmt, owner, class_name, prefix)  # type: ignore[arg-type]
+            elif kind is ast.ClassDef:
+                self._collect_cpython(module, stmt.body, owner, stmt.name, f"{prefix}.{stmt.name}")  # type: ignore[attr-defined]
+            else:
+                named = _named_cpython_lambda(stmt)
+                if named is not None:
+                    self._add_cpython_function(module, named[1], owner, class_name, prefix, named[0])
+                elif kind in _CPYTHON_COMPOUND:
+                    below = statements_below(stmt)
+                    stack.extend(reversed([s for clause in below for s in _clause(clause)]))
+
+    def _add_cpython_function(
+        self,
+        module: ModuleInfo,
+        node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+        owner: FunctionInfo,
+        class_name: str | None,
+        prefix: str,
+        bound_to: str | None = None,
+    ) -> None:
+        """:meth:`_add_function` of CPython's node."""
+        is_def = not isinstance(node, ast.Lambda)
+        name = node.name if is_def else bound_to or "<lambda>"  # type: ignore[union-attr]
+        nested_owner = owner if not owner.is_module else None
+        fn = FunctionInfo(f"{prefix}.{name}", name, _UNBUILT, module, class_name=class_name, parent=nested_owner)
+        fn.__dict__["_unbuilt"] = cst.FunctionDef if is_def else cst.Lambda  # the kind of node it will be
+        arguments = node.args
+        params = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        params.extend(extra for extra in (arguments.vararg, arguments.kwarg) if extra is not None)
+        fn.params = tuple(p.arg for p in params)
+        fn.annotations = {p.arg: dotted_cpython(p.annotation) or "" for p in params if p.annotation is not None}
+        if is_def:
+            fn.decorators = tuple(
+                dotted_cpython(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list  # type: ignore[union-attr]
+            )
+        module.functions.append(fn)
+        if class_name is not None and nested_owner is None:
+            module.classes.setdefault(class_name, {})[name] = fn
+        elif nested_owner is not None:
+            nested_owner.nested[name] = fn
+        else:
+            module.toplevel[name] = fn
+        if is_def:
+            self._collect_cpython(module, node.body, fn, None, f"{prefix}.{name}.<locals>")  # type: ignore[union-attr]
 
     @staticmethod
     def _decorator_name(module: ModuleInfo, decorator: cst.Decorator) -> str:
