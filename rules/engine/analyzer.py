@@ -42,7 +42,7 @@ import ast
 import contextlib
 import dataclasses
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +54,7 @@ from .bodies import defer_bodies
 from .bodies import positions as body_positions
 from .collector import collector_paused
 from .cpython_cst import is_converted, names_as_written
+from .module_index import Entry, entries_from_json, index_entries, kept
 from .facts import Step
 from .findings import FileError, Finding, TraceStep, describe, is_too_deep
 from .grammar import Shifts, after_host_rejection, exact_tree, map_column, parse_module, tree_positions
@@ -98,6 +99,9 @@ class ScreenFacts:
     imports: tuple[str, ...] = ()
     #: Screened out, but it lends its classes (see :meth:`Analyzer.lent_facts`): context only.
     lends: bool = False
+    #: What the project's index reads of the module (:mod:`.module_index`), or None when its
+    #: text is for libcst to read whole (names CPython spells otherwise, tabs).
+    index: tuple[Entry, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON data, for the result cache: a module that did not change is not
@@ -109,6 +113,7 @@ class ScreenFacts:
             "skeleton": _skeleton_to_json(self.skeleton),
             "imports": list(self.imports),
             "lends": self.lends,
+            "index": None if self.index is None else list(self.index),
         }
 
     @classmethod
@@ -132,7 +137,12 @@ class ScreenFacts:
         outline_of = _skeleton_from_json(data.get("skeleton"), text.count("\n") + 1)
         if outline_of is None:
             return None
-        return cls(FileScan(depth, "", table), set(nodes), outline_of, tuple(imports), lends)
+        index = data.get("index")
+        if index is not None:
+            index = entries_from_json(index)
+            if index is None:
+                return None
+        return cls(FileScan(depth, "", table), set(nodes), outline_of, tuple(imports), lends, index)
 
 
 def _is_str_list(value: object) -> bool:
@@ -187,8 +197,20 @@ def _skeleton_from_json(data: object, lines: int) -> Skeleton | None:
 def _facts(text: str, tree: ast.Module, file_scan: FileScan, lends: bool = False) -> ScreenFacts:
     return ScreenFacts(
         FileScan(file_scan.depth, "", file_scan.functions), file_scan.nodes,
-        skeleton(text, tree), imported_modules(tree), lends,
+        skeleton(text, tree), imported_modules(tree), lends, _index(text, tree),
     )
+
+
+def _index(text: str, tree: ast.Module) -> tuple[Entry, ...] | None:
+    """:func:`.module_index.index_entries` of a text libcst reads as CPython does (names
+    spelled alike, no tabs or form feeds: :func:`.cpython_cst.convert`'s own conditions,
+    and no carriage return, which the outline does not blank), else None."""
+    if "\t" in text or "\f" in text or "\r" in text or not names_as_written(text, tree):
+        return None
+    try:
+        return index_entries(tree)
+    except RecursionError:
+        return None
 
 
 def _calls_and_words(scans: Sequence[FileScan]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
@@ -322,12 +344,17 @@ class Analyzer:
         for path, text, file_facts, is_context in screened:
             sink = [] if is_context else errors
             deferred: dict[str, tuple[int, int, str]] = {}
+            blanked: list[tuple[int, int]] = []
             outlined = outline_skeleton(
                 text, file_facts.skeleton, file_facts.scan, module_name_for(path)[0], relevant,
                 self.prefilter.any_evidence, nodes, self.prefilter.lent_function_matters if file_facts.lends else None,
-                deferred if is_context and self.defer_context_bodies else None,
+                deferred if is_context and self.defer_context_bodies else None, blanked,
             )
-            if is_context and self.build_context_on_demand and self._add_outline(project, path, text, outlined, deferred):
+            if is_context and self.build_context_on_demand and file_facts.index is not None:
+                project.add_outline(
+                    path, kept(file_facts.index, blanked), text, self._builder(path, outlined),
+                    self._deferrer(text, deferred),
+                )
                 parsed_scans.append(file_facts.scan)
                 continue
             tree = self._parse_cst(path, outlined, sink)
@@ -430,30 +457,15 @@ class Analyzer:
         # no class after all ("class " in a docstring): nothing to lend
         return lent if any(not item[0] for item in lent.skeleton) else None
 
-    def _add_outline(
-        self, project: Project, path: str, text: str, outlined: str, deferred: dict[str, tuple[int, int, str]]
-    ) -> bool:
-        """Index a context module from CPython's tree of its outline, its libcst tree built
-        when first read (:meth:`.project.Project.add_outline`); False when its text is for
-        the whole path (:meth:`_parse_cst`, then :meth:`.project.Project.add_module`): names
-        beyond ASCII (:func:`.cpython_cst.names_as_written`), tabs and form
-        feeds (libcst reads the indentation), a text CPython's parser rejects (read for the
-        target grammar, see :mod:`.grammar`), or nesting too deep to index."""
-        if "\t" in outlined or "\f" in outlined or "\r" in outlined:
-            return False
-        try:
-            with warnings.catch_warnings():  # CPython's SyntaxWarnings are not ours to print
-                warnings.simplefilter("ignore")
-                outline = ast.parse(outlined)
-            if not names_as_written(outlined, outline):
-                return False
-            project.add_outline(
-                path, outline, text, lambda: self._parse_cst(path, outlined, []),
-                lambda module: defer_bodies(module, text, deferred, self.target_version),
-            )
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-        return True
+    def _builder(self, path: str, outlined: str) -> Callable[[], cst.Module | None]:
+        """How a context module indexed from its screening's data builds its tree (see
+        :meth:`.project.Project.add_outline`): libcst's nodes of its outline, as the whole
+        path parses it (its errors are a context module's: never reported)."""
+        return lambda: self._parse_cst(path, outlined, [])
+
+    def _deferrer(self, text: str, deferred: dict[str, tuple[int, int, str]]) -> Callable[[ModuleInfo], None]:
+        """What follows a build: the bodies the outline kept for later (see :mod:`.bodies`)."""
+        return lambda module: defer_bodies(module, text, deferred, self.target_version)
 
     def _parse_cst(self, path: str, text: str, errors: list[FileError]) -> cst.Module | None:
         """Parse with libcst, after CPython's parser (10x cheaper) has vouched for

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -89,6 +90,10 @@ def dotted_cpython(expr: ast.expr) -> str | None:
         else:
             return None if not parts else ".".join(reversed(parts))
     return ".".join(reversed(parts))
+
+
+def _as_name(alias: cst.ImportAlias) -> str | None:
+    return alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else None
 
 
 def shown(name: str) -> str:
@@ -254,42 +259,27 @@ class ImportTable:
 
     def add(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
-            for alias in node.names:
-                full = dotted(alias.name) or ""
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    self.aliases[alias.asname.name.value] = full
-                else:
-                    head = full.partition(".")[0]
-                    self.aliases[head] = head
-            return
-        base = self._from_base(node)
-        if isinstance(node.names, cst.ImportStar):
-            return
-        for alias in node.names:
-            name = dotted(alias.name) or ""
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            self.aliases[local] = f"{base}.{name}" if base else name
+            self.add_import(tuple((dotted(a.name) or "", _as_name(a)) for a in node.names))
+        elif not isinstance(node.names, cst.ImportStar):
+            module = dotted(node.module) or "" if node.module is not None else None
+            self.add_from(module, len(node.relative), tuple((dotted(a.name) or "", _as_name(a)) for a in node.names))
 
-    def add_cpython(self, node: ast.Import | ast.ImportFrom) -> None:
-        """:meth:`add` of CPython's node of the same import."""
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname is not None:
-                    self.aliases[alias.asname] = alias.name
-                else:
-                    head = alias.name.partition(".")[0]
-                    self.aliases[head] = head
-            return
-        base = self._base(node.module or "", node.level)
-        for alias in node.names:
-            if alias.name == "*":
+    def add_import(self, names: Sequence[tuple[str, str | None]]) -> None:
+        """``import name [as asname], ...``, as ``(name, asname)`` pairs."""
+        for full, asname in names:
+            if asname is not None:
+                self.aliases[asname] = full
+            else:
+                head = full.partition(".")[0]
+                self.aliases[head] = head
+
+    def add_from(self, module: str | None, level: int, names: Sequence[tuple[str, str | None]]) -> None:
+        """``from [.]*module import name [as asname], ...`` (``*``: nothing is bound by name)."""
+        base = self._base(module or "", level)
+        for name, asname in names:
+            if name == "*":
                 return
-            self.aliases[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
-
-    def _from_base(self, node: cst.ImportFrom) -> str:
-        return self._base(dotted(node.module) or "" if node.module is not None else "", len(node.relative))
+            self.aliases[asname or name] = f"{base}.{name}" if base else name
 
     def _base(self, module: str, level: int) -> str:
         """The module a ``from`` import of ``module`` at relative ``level`` names."""

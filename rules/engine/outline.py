@@ -111,6 +111,7 @@ def outline_skeleton(
     nodes: set[str],
     lent: Callable[[str, Iterable[str]], bool] | None = None,
     deferred: dict[str, tuple[int, int, str]] | None = None,
+    blanked: list[tuple[int, int]] | None = None,
 ) -> str:
     """:func:`outline`, from the module's :func:`skeleton` instead of its tree; ``lent``
     (words, calls) keeps more of a module that only lends its classes.
@@ -118,7 +119,11 @@ def outline_skeleton(
     ``deferred`` (for a context module) receives the kept bodies that can be parsed
     later (see :mod:`.bodies`), by qualified name, and those are blanked too; such a
     body keeps its imports, each on its own lines at the body's indentation: an import
-    anywhere in a module counts for the whole module's names."""
+    anywhere in a module counts for the whole module's names.
+
+    ``blanked`` receives the 0-based first and last lines of every body blanked for
+    good (not ``deferred``): what the outline's tree no longer holds (see
+    :func:`.module_index.kept`)."""
     if "\r" in text:
         return text
     spans: list[tuple[int, int, str]] = []
@@ -193,6 +198,8 @@ def outline_skeleton(
         return kept
 
     visit(outline_of, module_name)
+    if blanked is not None:
+        blanked.extend((start, end) for start, end, _ in spans)
     if deferred:
         for qualname in [q for q in deferred if named[q] > 1]:
             del deferred[qualname]  # which of the functions of that name a span is, the index cannot tell

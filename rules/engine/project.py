@@ -17,16 +17,15 @@ line, see :mod:`summaryguard.rules.cli.dependencies`). They lend their facts
 
 from __future__ import annotations
 
-import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from .cpython_tree import statements_below
-from .names import ImportTable, dotted, dotted_cpython, last_segment, module_location, module_name_for
+from .module_index import Entry
+from .names import ImportTable, dotted, last_segment, module_location, module_name_for
 from .syntax import Stmt, attribute_assignments, calls_in, expressions_of, statements, walk_statements
 from .vocabulary import Vocabulary
 
@@ -205,33 +204,6 @@ def _instance_method(fn: FunctionInfo, decorator: str) -> str | None:
         scope = scope.parent
 
 
-def _named_cpython_lambda(stmt: ast.AST) -> tuple[str, ast.Lambda] | None:
-    """:func:`_named_lambda` of CPython's node."""
-    if type(stmt) is ast.Assign and len(stmt.targets) == 1:  # type: ignore[attr-defined]
-        target, value = stmt.targets[0], stmt.value  # type: ignore[attr-defined]
-    elif type(stmt) is ast.AnnAssign and stmt.value is not None:  # type: ignore[attr-defined]
-        target, value = stmt.target, stmt.value  # type: ignore[attr-defined]
-    else:
-        return None
-    if type(target) is ast.Name and type(value) is ast.Lambda:
-        return target.id, value
-    return None
-
-
-#: Statements whose blocks stay in their scope, as :func:`.syntax.child_blocks` reads them.
-_CPYTHON_COMPOUND = frozenset(
-    {ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, getattr(ast, "TryStar", ast.Try), ast.With, ast.AsyncWith, ast.Match}
-)
-
-
-def _clause(node: ast.AST) -> list[ast.AST]:
-    """A statement as one of its block's statements, or an ``except`` clause's or a ``case``
-    block's statements (what :func:`.cpython_tree.statements_below` gives of a compound one)."""
-    if isinstance(node, (ast.excepthandler, ast.match_case)):
-        return list(node.body)  # type: ignore[attr-defined]
-    return [node]
-
-
 #: Stands for the tree of a module indexed from CPython's (:meth:`Project.add_outline`) until it is built.
 _UNBUILT = cst.Module(body=[])
 
@@ -312,14 +284,15 @@ class Project:
     def add_outline(
         self,
         path: str,
-        outline: ast.Module,
+        entries: Sequence[Entry],
         text: str,
         build: Callable[[], cst.Module | None],
         then: Callable[[ModuleInfo], None] | None = None,
     ) -> ModuleInfo:
-        """A context module indexed from CPython's tree of its outline, without libcst: its
+        """A context module indexed from the screening's data (``entries``, see
+        :mod:`.module_index`: CPython's tree of its outline), without libcst or any parse: its
         functions, classes and imports are known at once, and ``build`` makes its libcst
-        tree (from the same outline) when something first reads the tree or a node of it.
+        tree (from the outline) when something first reads the tree or a node of it.
 
         Why: a file checked alone brings every project module it imports, transitively,
         as context, and the index needs them all (a call resolves into any of them), while
@@ -328,12 +301,12 @@ class Project:
         the check of such a file.
 
         The index is the one :meth:`add_module` makes of the tree ``build`` returns
-        (:meth:`_collect_cpython` reads CPython's tree as :meth:`_collect` reads libcst's,
-        and the conversion keeps CPython's structure, see :mod:`.cpython_cst`): the
-        caller indexes this way only text whose names both trees spell alike
-        (:func:`.cpython_cst.names_as_written`) and that CPython's parser reads as libcst
-        would (no tabs or form feeds). Every one of the 4,709 files of the real-code
-        corpus so indexed gives the same index, each function bound to the same node.
+        (:func:`.module_index.index_entries` reads CPython's tree as :meth:`_collect` reads
+        libcst's, and the conversion keeps CPython's structure, see :mod:`.cpython_cst`);
+        only text whose names both trees spell alike, and whose indentation CPython's
+        parser reads as libcst does, has entries. Every file of the real-code corpus that
+        has them (4,709), each under two outlines, gives the same index this way as
+        :meth:`add_module`'s, each function bound to the same node.
         When ``build`` fails (None), the module keeps its index with empty bodies. ``then``
         runs once the tree is bound (:func:`.bodies.defer_bodies`)."""
         name, is_package = module_name_for(path)
@@ -344,7 +317,26 @@ class Project:
         top = FunctionInfo(f"{name}.<module>", "<module>", _UNBUILT, module)
         top.__dict__["_unbuilt"] = cst.Module
         module.functions.append(top)
-        self._collect_cpython(module, outline.body, top, None, name)
+        functions: list[FunctionInfo] = []
+        for entry in entries:
+            if entry[0] == "import":
+                module.imports.add_import(entry[2])
+            elif entry[0] == "from":
+                module.imports.add_from(entry[2], entry[3], entry[4])
+            else:
+                kind, _, qualname, fn_name, class_name, parent, params, annotations, decorators = entry
+                owner = functions[parent] if parent >= 0 else None
+                fn = FunctionInfo(f"{name}.{qualname}", fn_name, _UNBUILT, module, class_name=class_name, parent=owner)
+                fn.__dict__["_unbuilt"] = cst.FunctionDef if kind == "def" else cst.Lambda  # what it will be
+                fn.params, fn.annotations, fn.decorators = params, dict(annotations), decorators
+                functions.append(fn)
+                module.functions.append(fn)
+                if class_name is not None and owner is None:
+                    module.classes.setdefault(class_name, {})[fn_name] = fn
+                elif owner is not None:
+                    owner.nested[fn_name] = fn
+                else:
+                    module.toplevel[fn_name] = fn
         for fn in module.functions:
             del fn.__dict__["node"]
             self.functions.append(fn)
@@ -430,64 +422,6 @@ class Project:
             module.toplevel[name] = fn
         if isinstance(node, cst.FunctionDef):
             self._collect(module, statements(node.body), fn, None, f"{prefix}.{name}.<locals>")
-
-    def _collect_cpython(
-        self, module: ModuleInfo, body: list[ast.stmt], owner: FunctionInfo, class_name: str | None, prefix: str
-    ) -> None:
-        """:meth:`_collect` of CPython's tree: the same statements in the same order
-        (:func:`.syntax.walk_statements`'s blocks are the fields of
-        :func:`.cpython_tree.statements_below`), the same names and functions."""
-        stack: list[ast.AST] = list(reversed(body))
-        while stack:
-            stmt = stack.pop()
-            kind = type(stmt)
-            if kind is ast.Import or kind is ast.ImportFrom:
-                module.imports.add_cpython(stmt)  # type: ignore[arg-type]
-            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                self._add_cpython_function(module, stmt, owner, class_name, prefix)  # type: ignore[arg-type]
-            elif kind is ast.ClassDef:
-                self._collect_cpython(module, stmt.body, owner, stmt.name, f"{prefix}.{stmt.name}")  # type: ignore[attr-defined]
-            else:
-                named = _named_cpython_lambda(stmt)
-                if named is not None:
-                    self._add_cpython_function(module, named[1], owner, class_name, prefix, named[0])
-                elif kind in _CPYTHON_COMPOUND:
-                    below = statements_below(stmt)
-                    stack.extend(reversed([s for clause in below for s in _clause(clause)]))
-
-    def _add_cpython_function(
-        self,
-        module: ModuleInfo,
-        node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
-        owner: FunctionInfo,
-        class_name: str | None,
-        prefix: str,
-        bound_to: str | None = None,
-    ) -> None:
-        """:meth:`_add_function` of CPython's node."""
-        is_def = not isinstance(node, ast.Lambda)
-        name = node.name if is_def else bound_to or "<lambda>"  # type: ignore[union-attr]
-        nested_owner = owner if not owner.is_module else None
-        fn = FunctionInfo(f"{prefix}.{name}", name, _UNBUILT, module, class_name=class_name, parent=nested_owner)
-        fn.__dict__["_unbuilt"] = cst.FunctionDef if is_def else cst.Lambda  # the kind of node it will be
-        arguments = node.args
-        params = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-        params.extend(extra for extra in (arguments.vararg, arguments.kwarg) if extra is not None)
-        fn.params = tuple(p.arg for p in params)
-        fn.annotations = {p.arg: dotted_cpython(p.annotation) or "" for p in params if p.annotation is not None}
-        if is_def:
-            fn.decorators = tuple(
-                dotted_cpython(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list  # type: ignore[union-attr]
-            )
-        module.functions.append(fn)
-        if class_name is not None and nested_owner is None:
-            module.classes.setdefault(class_name, {})[name] = fn
-        elif nested_owner is not None:
-            nested_owner.nested[name] = fn
-        else:
-            module.toplevel[name] = fn
-        if is_def:
-            self._collect_cpython(module, node.body, fn, None, f"{prefix}.{name}.<locals>")  # type: ignore[union-attr]
 
     @staticmethod
     def _decorator_name(module: ModuleInfo, decorator: cst.Decorator) -> str:

@@ -12,6 +12,7 @@ import pytest
 from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules
 from summaryguard.rules.engine.cpython_cst import names_as_written
 from summaryguard.rules.engine.grammar import parse_module
+from summaryguard.rules.engine.module_index import entries_from_json, index_entries, kept
 from summaryguard.rules.engine.names import ImportTable, dotted, dotted_cpython
 from summaryguard.rules.engine.project import ModuleInfo, Project
 
@@ -125,7 +126,7 @@ def _both(text: str, path: str = "app/pkg/recovery.py") -> tuple[ModuleInfo, Mod
     tree = parse_module(text, None)[0]
     vocabulary = Vocabulary.build()
     whole = Project(vocabulary).add_module(path, tree, text, context=True)
-    on_demand = Project(vocabulary).add_outline(path, ast.parse(text), text, lambda: tree)
+    on_demand = Project(vocabulary).add_outline(path, index_entries(ast.parse(text)), text, lambda: tree)
     return whole, on_demand, tree
 
 
@@ -163,7 +164,7 @@ def test_reading_a_header_or_a_node_builds_the_module_once() -> None:
     built: list[int] = []
     text = "def f(a):\n    return a\n\n\ndef g():\n    return f(1)\n"
     tree = parse_module(text, None)[0]
-    module = Project(Vocabulary.build()).add_outline("m.py", ast.parse(text), text, lambda: built.append(1) or tree)
+    module = Project(Vocabulary.build()).add_outline("m.py", index_entries(ast.parse(text)), text, lambda: built.append(1) or tree)
     f, g = module.functions[1], module.functions[2]
     assert f.is_module is False and module.functions[0].is_module and built == []  # known from the index
     assert isinstance(g.header, cst.FunctionDef) and built == [1]
@@ -175,7 +176,7 @@ def test_then_runs_once_the_tree_is_bound() -> None:
     tree = parse_module(text, None)[0]
     seen: list[object] = []
     module = Project(Vocabulary.build()).add_outline(
-        "m.py", ast.parse(text), text, lambda: tree, lambda m: seen.append(m.functions[1].node)
+        "m.py", index_entries(ast.parse(text)), text, lambda: tree, lambda m: seen.append(m.functions[1].node)
     )
     assert seen == []
     assert module.functions[1].node is tree.body[0] and seen == [tree.body[0]]
@@ -186,7 +187,7 @@ def test_a_tree_that_cannot_be_built_or_bound_keeps_the_index_with_empty_bodies(
     text = "import json\n\n\nclass C:\n    def m(self, x):\n        return x\n\n\nrun = lambda: 1\n"
     other = parse_module("def m(self, x):\n    return x\n", None)[0]
     module = Project(Vocabulary.build()).add_outline(
-        "m.py", ast.parse(text), text, lambda: None if broken == "none" else other
+        "m.py", index_entries(ast.parse(text)), text, lambda: None if broken == "none" else other
     )
     before = _index(module)
     assert list(module.tree.body) == []
@@ -235,7 +236,11 @@ def test_import_table_reads_cpythons_imports_as_libcsts(statement: str, package:
     table, twin = ImportTable("app.pkg.mod", package), ImportTable("app.pkg.mod", package)
     node = cst.parse_statement(statement).body[0]  # type: ignore[attr-defined]
     table.add(node)
-    twin.add_cpython(ast.parse(statement).body[0])  # type: ignore[arg-type]
+    for entry in index_entries(ast.parse(statement)):
+        if entry[0] == "import":
+            twin.add_import(entry[2])
+        else:
+            twin.add_from(entry[2], entry[3], entry[4])
     assert twin.aliases == table.aliases
 
 
@@ -311,3 +316,75 @@ def test_text_whose_names_or_indentation_libcst_reads_otherwise_takes_the_whole_
     assert indexed == []
     analyzer.analyze([("app/agent.py", AGENT)], context=[("app/recovery.py", RECOVERY)])
     assert indexed == ["app/recovery.py"]
+
+
+def _outline(text: str, keep: float, seed: int) -> tuple[str, list[tuple[int, int]]]:
+    """An outline as a context module gets it, a share ``keep`` of its functions relevant."""
+    import random
+
+    from summaryguard.rules.engine.outline import outline_skeleton, skeleton
+    from summaryguard.rules.engine.relevance import scan
+
+    tree = ast.parse(text)
+    file_scan = scan(tree, "app.mod")
+    chosen = random.Random(seed)
+    relevant = {q for q in file_scan.functions if chosen.random() < keep}
+    blanked: list[tuple[int, int]] = []
+    outlined = outline_skeleton(
+        text, skeleton(text, tree), file_scan, "app.mod", relevant, lambda words: False, set(), None, {}, blanked
+    )
+    return outlined, blanked
+
+
+@pytest.mark.parametrize(
+    "text", [SHAPES, *(p.read_text(encoding="utf-8") for p in _OWN_MODULES)],
+    ids=["shapes", *(str(p.relative_to(_REPO)) for p in _OWN_MODULES)],
+)
+@pytest.mark.parametrize("keep", [0.0, 0.3, 0.8])
+def test_the_whole_files_entries_less_the_blanked_lines_are_the_outlines(text: str, keep: float) -> None:
+    outlined, blanked = _outline(text, keep, seed=len(text))
+    assert kept(index_entries(ast.parse(text)), blanked) == index_entries(ast.parse(outlined))
+
+
+def test_a_blanked_body_takes_what_it_held_with_it() -> None:
+    text = (
+        "import a\n\n\ndef gone():\n    class Local:\n        import hidden\n\n        def m(self):\n            pass\n"
+        "    inner = lambda: 1\n    return Local\n\n\ndef stays(x):\n    def nested(): ...\n    import b\n"
+    )
+    outlined, blanked = _outline(text, 0.0, seed=0)
+    assert (4, 10) in blanked  # gone's body; stays keeps its import and so its nested function
+    entries = kept(index_entries(ast.parse(text)), blanked)
+    assert [e[2] for e in entries if e[0] in ("def", "lambda")] == ["gone", "stays", "stays.<locals>.nested"]
+    assert [e for e in entries if e[0] != "def"] == [("import", 0, (("a", None),)), ("import", 15, (("b", None),))]
+    assert entries[-2][5] == 1  # nested's parent, renumbered past gone's dropped functions
+    assert entries == index_entries(ast.parse(outlined))
+
+
+def test_entries_come_back_from_json_or_the_data_is_a_miss() -> None:
+    import json
+
+    entries = index_entries(ast.parse(SHAPES))
+    assert entries_from_json(json.loads(json.dumps(entries))) == entries
+    data = json.loads(json.dumps(entries))
+    first_def = next(i for i, e in enumerate(data) if e[0] == "def")
+    for damaged in (
+        "x", [["import"]], [["import", 0, [["a"]]]], [["from", 0, 1, 0, []]], [["what", 0, []]],
+        [[*data[first_def][:5], 3, *data[first_def][6:]]],  # a parent that is not there yet
+        [[*data[first_def][:6], [1], *data[first_def][7:]]], [[*data[first_def][:7], [["a"]], []]],
+        [[*data[first_def][:2], None, *data[first_def][3:]]], [["import", "0", []]],
+    ):
+        assert entries_from_json(damaged) is None, damaged
+
+
+def test_screening_facts_keep_the_entries_in_the_cache() -> None:
+    from summaryguard.rules.engine.analyzer import ScreenFacts
+
+    analyzer = Analyzer(Vocabulary.build(), all_rules())
+    _, _, facts = analyzer.screen_facts("app/recovery.py", RECOVERY)
+    assert facts is not None and facts.index == index_entries(ast.parse(RECOVERY))
+    data = facts.to_json()
+    assert ScreenFacts.from_json(data, RECOVERY) == facts
+    assert ScreenFacts.from_json({**data, "index": [["what"]]}, RECOVERY) is None
+    assert ScreenFacts.from_json({**data, "index": None}, RECOVERY).index is None  # type: ignore[union-attr]
+    tabbed = RECOVERY.replace("    ", "\t")
+    assert analyzer.screen_facts("app/recovery.py", tabbed)[2].index is None  # type: ignore[union-attr]
