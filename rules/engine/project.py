@@ -156,6 +156,17 @@ class ModuleInfo:
     def name(self) -> str:
         return self.imports.module_name
 
+    def place(self, fn: FunctionInfo) -> None:
+        """Index ``fn``, a function of this module: a method by its class, a nested function
+        by the function around it, any other by its name at the top level."""
+        self.functions.append(fn)
+        if fn.class_name is not None and fn.parent is None:
+            self.classes.setdefault(fn.class_name, {})[fn.name] = fn
+        elif fn.parent is not None:
+            fn.parent.nested[fn.name] = fn
+        else:
+            self.toplevel[fn.name] = fn
+
     def known_as(self, dotted_name: str) -> bool:
         """Whether an import of ``dotted_name`` can mean this module."""
         name = self.name
@@ -330,13 +341,7 @@ class Project:
                 fn.__dict__["_unbuilt"] = cst.FunctionDef if kind == "def" else cst.Lambda  # what it will be
                 fn.params, fn.annotations, fn.decorators = params, dict(annotations), decorators
                 functions.append(fn)
-                module.functions.append(fn)
-                if class_name is not None and owner is None:
-                    module.classes.setdefault(class_name, {})[fn_name] = fn
-                elif owner is not None:
-                    owner.nested[fn_name] = fn
-                else:
-                    module.toplevel[fn_name] = fn
+                module.place(fn)
         for fn in module.functions:
             del fn.__dict__["node"]
             self.functions.append(fn)
@@ -413,13 +418,7 @@ class Project:
         }
         if isinstance(node, cst.FunctionDef):
             fn.decorators = tuple(self._decorator_name(module, d) for d in node.decorators)
-        module.functions.append(fn)
-        if class_name is not None and nested_owner is None:
-            module.classes.setdefault(class_name, {})[name] = fn
-        elif nested_owner is not None:
-            nested_owner.nested[name] = fn
-        else:
-            module.toplevel[name] = fn
+        module.place(fn)
         if isinstance(node, cst.FunctionDef):
             self._collect(module, statements(node.body), fn, None, f"{prefix}.{name}.<locals>")
 
