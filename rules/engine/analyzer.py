@@ -5,9 +5,9 @@ Order of work, cheapest first, so that cost is paid only where it can matter:
 1. the text pre-filter (one compiled regex per run) rejects most files
    (CPython's parser only checks their syntax);
 2. libcst parses the rest, without metadata, and the project index records
-   imports and functions (a context module is indexed from CPython's tree of
-   its outline, and converted to libcst's nodes only when the analysis reads
-   one: :meth:`.project.Project.add_outline`);
+   imports and functions (a context module is indexed from what the screening
+   recorded of CPython's tree, :mod:`.module_index`, and converted to libcst's
+   nodes only when the analysis reads one: :meth:`.project.Project.add_outline`);
 3. function summaries are solved across all parsed modules (a validator in
    ``recovery.py`` protects a resume in ``loop.py``), callees first, and in
    context modules only for what the checked modules reach (see :mod:`.solver`);
@@ -54,11 +54,11 @@ from .bodies import defer_bodies
 from .bodies import positions as body_positions
 from .collector import collector_paused
 from .cpython_cst import is_converted, names_as_written
-from .module_index import Entry, entries_from_json, index_entries, kept
 from .facts import Step
 from .findings import FileError, Finding, TraceStep, describe, is_too_deep
 from .grammar import Shifts, after_host_rejection, exact_tree, map_column, parse_module, tree_positions
 from .model import FileModel, build_models
+from .module_index import Entry, entries_from_json, index_entries, kept
 from .prefilter import Prefilter
 from .names import dispatches_parameters, imported_modules, module_name_for, returns_imported_instances
 from .outline import Skeleton, outline_skeleton, skeleton
@@ -272,8 +272,8 @@ class Analyzer:
         #: Whether a context module's bodies are parsed only when read (see :mod:`.bodies`);
         #: off, every body the outline keeps is parsed with its module (the tests compare both).
         self.defer_context_bodies = True
-        #: Whether a context module is indexed from CPython's tree and converted to libcst's
-        #: only when read (see :meth:`.project.Project.add_outline`); off, every one is
+        #: Whether a context module is indexed from its screening's data and converted to
+        #: libcst's nodes only when read (see :meth:`.project.Project.add_outline`); off, every one is
         #: converted with the others (the tests compare both).
         self.build_context_on_demand = True
 
