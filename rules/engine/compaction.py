@@ -143,6 +143,11 @@ _NOT_TEXT = frozenset(
 )
 #: Calls that return their first argument's text, transformed.
 _TEXT_FNS = frozenset({"str", "dedent", "textwrap.dedent", "json.dumps", "repr"})
+#: The expressions :meth:`_Analysis.carries` looks into besides a name: any other is no summary text.
+_MAY_CARRY = frozenset({
+    cst.Call, cst.Attribute, cst.Subscript, cst.Await, cst.FormattedString, cst.BinaryOperation,
+    cst.BooleanOperation, cst.IfExp, cst.List, cst.Tuple, cst.Set,
+})
 #: Methods that put a value into the container they are called on.
 _PUT_METHODS = frozenset({"append", "extend", "insert", "appendleft", "add", "update", "setdefault"})
 #: A role that marks a chat message as the summary itself (letta's ``MessageRole.summary``).
@@ -193,9 +198,10 @@ class _Fn:
 
 
 def _bind(table: dict[str, list[cst.BaseExpression]], target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-    if isinstance(target, cst.Name):
+    kind = type(target)  # type tests, as in _bindings
+    if kind is cst.Name:
         table.setdefault(target.value, []).append(value)
-    elif isinstance(target, (cst.Tuple, cst.List)):
+    elif kind is cst.Tuple or kind is cst.List:
         for element in target.elements:
             _bind(table, element.value, value)
 
@@ -203,16 +209,17 @@ def _bind(table: dict[str, list[cst.BaseExpression]], target: cst.BaseExpression
 def _bindings(body: Iterable[Stmt]) -> dict[str, list[cst.BaseExpression]]:
     table: dict[str, list[cst.BaseExpression]] = {}
     for stmt in walk_statements(list(body)):
-        if isinstance(stmt, cst.Assign):
+        kind = type(stmt)  # type tests: libcst's isinstance goes through ABCMeta (every statement)
+        if kind is cst.Assign:
             for target in stmt.targets:
                 _bind(table, target.target, stmt.value)
-        elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+        elif kind is cst.AnnAssign and stmt.value is not None:
             _bind(table, stmt.target, stmt.value)
-        elif isinstance(stmt, cst.With):
+        elif kind is cst.With:
             for item in stmt.items:
                 if item.asname is not None:
                     _bind(table, item.asname.name, item.item)
-        elif isinstance(stmt, cst.For):
+        elif kind is cst.For:
             _bind(table, stmt.target, stmt.iter)
     return table
 
@@ -361,10 +368,11 @@ def _uses(body: list[Stmt], view: _Fn, sent: Callable[[cst.Call], bool]) -> None
     whose value leaves the function (returned, yielded, passed on, stored). What goes
     into a response body (``sent``) does not leave as a summary."""
     for stmt in walk_statements(body):
-        if isinstance(stmt, cst.Return) and stmt.value is not None:
+        stmt_kind = type(stmt)  # type tests: libcst's isinstance goes through ABCMeta (a hot loop)
+        if stmt_kind is cst.Return and stmt.value is not None:
             view.escapes |= _names(stmt.value, sent)
-        elif isinstance(stmt, (cst.Assign, cst.AnnAssign)) and stmt.value is not None:
-            targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+        elif (stmt_kind is cst.Assign or stmt_kind is cst.AnnAssign) and stmt.value is not None:
+            targets = [t.target for t in stmt.targets] if stmt_kind is cst.Assign else [stmt.target]
             if any(isinstance(t, (cst.Attribute, cst.Subscript)) for t in targets):
                 view.escapes |= _names(stmt.value)
         for expr in expressions_of(stmt):
@@ -386,9 +394,9 @@ def _uses(body: list[Stmt], view: _Fn, sent: Callable[[cst.Call], bool]) -> None
                     last = last_segment(dotted(n.func))
                     if last not in _LOG_CALLS and not sent(n):
                         for arg in n.args:
-                            if isinstance(arg.value, cst.Name):
+                            if type(arg.value) is cst.Name:
                                 view.escapes.add(arg.value.value)
-                    if isinstance(n.func, cst.Attribute) and last in _PUT_METHODS:
+                    if type(n.func) is cst.Attribute and last in _PUT_METHODS:
                         for arg in n.args:
                             view.escapes |= _names(arg.value)
 
@@ -1034,26 +1042,27 @@ class _Analysis:
         module = fn.module
         skip: set[int] = set()
         for n in iter_exprs(expr):
-            if isinstance(n, cst.Attribute):
+            kind = type(n)  # type tests: libcst's isinstance goes through ABCMeta (per node here)
+            if kind is cst.Attribute:
                 skip.add(id(n.attr))
-                if isinstance(n.value, cst.Name) and n.value.value in ("self", "cls") and fn.class_name:
+                if type(n.value) is cst.Name and n.value.value in ("self", "cls") and fn.class_name:
                     for value, owner in self.attribute_values(fn, n.attr.value):
                         yield value, self.view(owner)
-                elif isinstance(n.value, cst.Name) and id(n.value) not in skip:
+                elif type(n.value) is cst.Name and id(n.value) not in skip:
                     fields = self._field_values(n.value.value, n.attr.value, view)
                     if fields is not None:
                         skip.add(id(n.value))  # ``helper.layout`` reads one field, not the whole object
                         yield from fields
-            elif isinstance(n, cst.Arg) and n.keyword is not None:
+            elif kind is cst.Arg and n.keyword is not None:
                 skip.add(id(n.keyword))
-            elif isinstance(n, cst.Call):
+            elif kind is cst.Call:
                 callee = self.project.resolve(n.func, fn)
                 if callee is not None and callee is not fn:
                     callee_view = self.view(callee)
                     for stmt in walk_statements(callee.body):
-                        if isinstance(stmt, cst.Return) and stmt.value is not None:
+                        if type(stmt) is cst.Return and stmt.value is not None:
                             yield stmt.value, callee_view
-            elif isinstance(n, cst.Name) and id(n) not in skip:
+            elif kind is cst.Name and id(n) not in skip:
                 name = n.value
                 values = view.assigned.get(name)
                 if values:
@@ -1156,9 +1165,12 @@ class _Analysis:
     def carries(self, expr: cst.BaseExpression, view: _Fn, depth: int = 0, raw: bool = False) -> bool:
         """Is ``expr`` summary text itself (not a length, a token count or a log line)?
         With ``raw``, only text no record was built from yet (SG301/SG302)."""
-        if isinstance(expr, cst.Name):
+        kind = type(expr)  # type tests: libcst's isinstance goes through ABCMeta (none of these has a subclass)
+        if kind is cst.Name:
             return expr.value in (view.raw if raw else view.tainted)
-        if isinstance(expr, cst.Call):
+        if kind not in _MAY_CARRY:
+            return False
+        if kind is cst.Call:
             if self.is_summarizer(expr, view, depth):
                 if not raw:
                     return True
@@ -1175,24 +1187,22 @@ class _Analysis:
             if dotted(func) in _TEXT_FNS:
                 return bool(expr.args) and self.carries(expr.args[0].value, view, depth, raw)
             return depth < 3 and bool(expr.args) and self._passed_through(expr, view, depth, raw)
-        if isinstance(expr, cst.Attribute):
+        if kind is cst.Attribute:
             return expr.attr.value not in _NOT_TEXT and self.carries(expr.value, view, depth, raw)
-        if isinstance(expr, cst.Subscript):
+        if kind is cst.Subscript:
             return self.carries(expr.value, view, depth, raw)
-        if isinstance(expr, cst.Await):
+        if kind is cst.Await:
             return self.carries(expr.expression, view, depth, raw)
-        if isinstance(expr, cst.FormattedString):
+        if kind is cst.FormattedString:
             return any(
-                isinstance(p, cst.FormattedStringExpression) and self.carries(p.expression, view, depth, raw)
+                type(p) is cst.FormattedStringExpression and self.carries(p.expression, view, depth, raw)
                 for p in expr.parts
             )
-        if isinstance(expr, (cst.BinaryOperation, cst.BooleanOperation)):
+        if kind is cst.BinaryOperation or kind is cst.BooleanOperation:
             return self.carries(expr.left, view, depth, raw) or self.carries(expr.right, view, depth, raw)
-        if isinstance(expr, cst.IfExp):
+        if kind is cst.IfExp:
             return self.carries(expr.body, view, depth, raw) or self.carries(expr.orelse, view, depth, raw)
-        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
-            return any(self.carries(e.value, view, depth, raw) for e in expr.elements)
-        return False
+        return any(self.carries(e.value, view, depth, raw) for e in expr.elements)  # a list, tuple or set
 
     def passes_text(self, fn: FunctionInfo) -> frozenset[str]:
         """The parameters of ``fn`` whose value reaches a ``return`` (``package(summary)``
@@ -1782,14 +1792,15 @@ class _Analysis:
         recursive closure is a reference cycle, which kept each analysis alive until the
         collector came)."""
         for stmt in stmts:
-            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            kind = type(stmt)  # type tests: libcst's isinstance goes through ABCMeta (per node here)
+            if kind is cst.FunctionDef or kind is cst.ClassDef:
                 continue
             counter[0] += 1
             index = counter[0]
             inner = held
             exprs = expressions_of(stmt)
             pool = False
-            if isinstance(stmt, cst.With):
+            if kind is cst.With:
                 keys = set(held)
                 for item in stmt.items:
                     key = self.lock_key(item.item, view)
@@ -1800,21 +1811,22 @@ class _Analysis:
             for expr in exprs:
                 calls: list[cst.Call] = []
                 for node in iter_exprs(expr):
-                    if isinstance(node, cst.Call):
+                    node_kind = type(node)
+                    if node_kind is cst.Call:
                         calls.append(node)
-                    elif isinstance(node, cst.Await):
-                        if isinstance(node.expression, cst.Call):
+                    elif node_kind is cst.Await:
+                        if type(node.expression) is cst.Call:
                             found.awaited.add(node.expression)
                         else:
                             found.syncs.append((index, loops))
                 calls.reverse()  # innermost (first evaluated) first
                 for call in calls:
                     found.calls.append((call, frozenset(held | acquired), index, loops))
-                    if not isinstance(stmt, cst.With):
+                    if kind is not cst.With:
                         self._track_acquire(call, view, acquired)
                     if last_segment(dotted(call.func)) in _SYNC_METHODS:
                         found.syncs.append((index, loops))
-            nested = (*loops, id(stmt)) if isinstance(stmt, (cst.For, cst.While)) else loops
+            nested = (*loops, id(stmt)) if kind is cst.For or kind is cst.While else loops
             for block in child_blocks(stmt):
                 self._locked_calls(block, inner, nested, view, found, acquired, counter)
             if pool:  # leaving ``with ThreadPoolExecutor() as pool:`` waits for its work
@@ -2217,7 +2229,9 @@ def _called_by_checked_code(project: Project) -> set[FunctionInfo]:
     """The functions the checked modules' calls resolve to (empty when no module is context)."""
     if not any(module.context for module in project.modules):
         return set()
-    graph = call_graph([fn for fn in project.functions if not fn.module.context], project)
+    checked = [fn for fn in project.functions if not fn.module.context]
+    edges = project.call_edges  # the solver's, where it ran: each function's calls are read once
+    graph = call_graph(checked, project) if edges is None else {fn: edges.get(fn, ()) for fn in checked}
     return {callee for callees in graph.values() for callee in callees}
 
 

@@ -177,14 +177,15 @@ class Evidence(Context):
 
     def _collect(self) -> None:
         for stmt in walk_statements(self.fn.body):
-            if isinstance(stmt, cst.Assign):
+            stmt_kind = type(stmt)  # type tests, as below
+            if stmt_kind is cst.Assign:
                 for target in stmt.targets:
                     self._bind(target.target, stmt.value)
-            elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+            elif stmt_kind is cst.AnnAssign and stmt.value is not None:
                 self._bind(stmt.target, stmt.value)
-            elif isinstance(stmt, cst.For):
+            elif stmt_kind is cst.For:
                 self._bind(stmt.target, stmt.iter)
-            elif isinstance(stmt, cst.With):
+            elif stmt_kind is cst.With:
                 for item in stmt.items:
                     if item.asname is not None:
                         self._bind(item.asname.name, item.item)
@@ -389,9 +390,9 @@ class Evidence(Context):
         return graphs is not None and isinstance(func, cst.Attribute) and graphs.summarizer(func.value, self.fn) is not None
 
     def _is_restore(self, value: cst.BaseExpression) -> bool:
-        if isinstance(value, cst.Await):  # `session = await service.get_session(...)`
+        if type(value) is cst.Await:  # `session = await service.get_session(...)` (type tests: ABCMeta)
             value = value.expression
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         name = dotted(value.func) or ""
         qualified = self.qualified(value)
@@ -433,7 +434,7 @@ class Evidence(Context):
         ``CheckpointStore(p).latest()``) is named by the class: ``...CheckpointStore.load``,
         what the value is, not what the local is called."""
         func = call.func
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:  # type tests: libcst's isinstance goes through ABCMeta
             cls = self._constructed_class(func.value)
             if cls is not None:
                 return f"{cls}.{func.attr.value}"
@@ -443,17 +444,18 @@ class Evidence(Context):
         """The qualified class ``receiver`` is an instance of, when one constructor builds it."""
         values: list[cst.BaseExpression]
         positions: dict[int, int] = {}
-        if isinstance(receiver, cst.Call):
+        kind = type(receiver)  # type tests: libcst's isinstance goes through ABCMeta
+        if kind is cst.Call:
             values = [receiver]
-        elif isinstance(receiver, cst.Name) and receiver.value in self.fn.params:
+        elif kind is cst.Name and receiver.value in self.fn.params:
             # typed code says what a parameter is (``session: ClientSession``)
             return annotated_class(param_annotation(self.fn, receiver.value), self.imports)
-        elif isinstance(receiver, cst.Name):
+        elif kind is cst.Name:
             values = self.assigned.get(receiver.value, [])
             positions = self.positions.get(receiver.value, {})
         elif (
-            isinstance(receiver, cst.Attribute)
-            and isinstance(receiver.value, cst.Name)
+            kind is cst.Attribute
+            and type(receiver.value) is cst.Name
             and receiver.value.value == "self"
             and self.fn.class_name is not None
         ):
@@ -471,9 +473,9 @@ class Evidence(Context):
     def _class_called(self, value: cst.BaseExpression, position: int | None = None) -> str | None:
         """The class of what ``value`` evaluates to: a constructor's class, or the class a
         project function's return annotation names (element ``position`` of a tuple)."""
-        if isinstance(value, cst.Await):
+        if type(value) is cst.Await:  # type tests, as in _constructed_class
             value = value.expression
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return None
         qualified = self.imports.qualify(value.func)
         if position is None and qualified and last_segment(qualified)[:1].isupper():

@@ -30,7 +30,9 @@ import libcst as cst
 
 from .syntax import Stmt, bool_literal, children, is_none, statements, walk_statements
 
-__all__ = ["FALSY", "GROWS", "TRUTHY", "VALUE", "candidates", "directions", "effects", "error_slots", "touched"]
+__all__ = [
+    "FALSY", "GROWS", "TRUTHY", "VALUE", "candidates", "directions", "effects", "error_slots", "scope_nodes", "touched",
+]
 
 #: The name is now truthy (``= True``, ``.append(x)``, ``[k] = v``).
 TRUTHY = "truthy"
@@ -89,18 +91,19 @@ def _receiver(node: cst.BaseExpression) -> str | None:
 def effects(stmt: Stmt) -> list[Effect]:
     """What a small statement does to the truthiness of plain names: ``(name, kind, value)``."""
     found: list[Effect] = []
-    if isinstance(stmt, cst.Assign):
+    kind = type(stmt)  # type tests: libcst's isinstance goes through ABCMeta (every statement of a flow)
+    if kind is cst.Assign:
         for target in stmt.targets:
             found.extend(_bound(target.target, stmt.value))
-    elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+    elif kind is cst.AnnAssign and stmt.value is not None:
         found.extend(_bound(stmt.target, stmt.value))
-    elif isinstance(stmt, cst.AugAssign):
+    elif kind is cst.AugAssign:
         target = stmt.target
         if isinstance(target, cst.Name):
             found.append((target.value, TRUTHY if _appends(stmt) else VALUE, None))
         elif isinstance(target, cst.Subscript) and _receiver(target) is not None:
             found.append((_receiver(target), TRUTHY, None))  # type: ignore[arg-type]
-    elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+    elif kind is cst.Expr and type(stmt.value) is cst.Call:
         func = stmt.value.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             if func.attr.value in _ADDS:
@@ -133,15 +136,16 @@ def directions(stmts: Sequence[Stmt]) -> dict[str, str]:
     return seen
 
 
-def candidates(body: Sequence[Stmt]) -> frozenset[str]:
+def candidates(body: Sequence[Stmt], nodes: Sequence[cst.CSTNode] | None = None) -> frozenset[str]:
     """Names bound only by plain assignments (``x = ...``), in this function and the
     scopes nested in it, and never shrunk; a name whose items are added to must be
-    bound only to containers (lists, sets, dicts)."""
+    bound only to containers (lists, sets, dicts). ``nodes``: :func:`scope_nodes` of
+    ``body``, where the caller has them (one walk for this and :func:`error_slots`)."""
     bad: set[str] = set()
     values: dict[str, list[cst.BaseExpression]] = {}
     grown: set[str] = set()
     direct: set[int] = set()
-    for node in _walk(body):
+    for node in scope_nodes(body) if nodes is None else nodes:
         kind = type(node)  # type tests, not isinstance: libcst's ABCMeta makes those slow here
         if kind is cst.Expr and type(node.value) is cst.Call:
             direct.add(id(node.value))
@@ -185,13 +189,15 @@ def candidates(body: Sequence[Stmt]) -> frozenset[str]:
     return frozenset(names - bad)
 
 
-def error_slots(body: Sequence[Stmt]) -> frozenset[str]:
+def error_slots(body: Sequence[Stmt], nodes: Sequence[cst.CSTNode] | None = None) -> frozenset[str]:
     """Names that only ever hold ``None`` or the error caught by the ``except ... as``
     around the assignment (``error = None`` / ``except E as exc: error = exc``).
     Such a name is None exactly when it is falsy, so ``if error is not None`` and
-    ``if error`` say the same. Intersect with :func:`candidates` (plain assignments only)."""
+    ``if error`` say the same. Intersect with :func:`candidates` (plain assignments only).
+    ``nodes``: as for :func:`candidates`."""
     caught: set[int] = set()
-    nodes = list(_walk(body))
+    if nodes is None:
+        nodes = scope_nodes(body)
     handlers = (cst.ExceptHandler, cst.ExceptStarHandler)
     assignments = (cst.Assign, cst.AnnAssign)
     for node in nodes:
@@ -274,12 +280,17 @@ _BINDERS: dict[type, Callable[[Any], Iterable[str]]] = {
 }
 
 
-def _walk(body: Sequence[Stmt]) -> Iterator[cst.CSTNode]:
-    """Every node below ``body``, nested scopes included (a closure may rebind or clear a name)."""
+def scope_nodes(body: Sequence[Stmt]) -> list[cst.CSTNode]:
+    """Every node below ``body``, depth first in source order, nested scopes included
+    (a closure may rebind or clear a name)."""
+    found: list[cst.CSTNode] = []
+    emit = found.append
     stack: list[cst.CSTNode] = list(reversed(body))
+    pop, push = stack.pop, stack.extend
     while stack:
-        node = stack.pop()
-        yield node
-        below = list(children(node))
+        node = pop()
+        emit(node)
+        below = children(node)  # a fresh list: reversed in place
         below.reverse()
-        stack.extend(below)
+        push(below)
+    return found

@@ -198,6 +198,8 @@ class FlowAnalysis:
         self.outcome: Outcome | None = None
         self._flag_names: frozenset[str] | None = None
         self._slot_names: frozenset[str] | None = None
+        #: Every node of the function, nested scopes included: one walk for both questions above.
+        self._scope_nodes: list[cst.CSTNode] | None = None
         #: Names bound by the ``except ... as`` clauses around the statement being analyzed.
         self._caught_names: list[str] = []
         self._swallows: set[int] = set()
@@ -302,13 +304,18 @@ class FlowAnalysis:
 
     def _candidates(self) -> frozenset[str]:
         if self._flag_names is None:
-            self._flag_names = flagging.candidates(self.fn.body)
+            self._flag_names = flagging.candidates(self.fn.body, self._nodes())
         return self._flag_names
+
+    def _nodes(self) -> list[cst.CSTNode]:
+        if self._scope_nodes is None:
+            self._scope_nodes = flagging.scope_nodes(self.fn.body)
+        return self._scope_nodes
 
     def _slots(self) -> frozenset[str]:
         """Flag names that hold None or a caught error (see :func:`.flags.error_slots`)."""
         if self._slot_names is None:
-            self._slot_names = flagging.error_slots(self.fn.body) & self._candidates()
+            self._slot_names = flagging.error_slots(self.fn.body, self._nodes()) & self._candidates()
         return self._slot_names
 
     def _flags_after(self, stmt: Stmt, state: State) -> State:

@@ -141,7 +141,7 @@ class _Worklist:
         self.visits: dict[FunctionInfo, int] = {}
         # only the calls of functions analyzed, or reached from the roots, are read: a body
         # nothing reaches is never walked (nor, where it is parsed lazily, parsed)
-        self.graph = _CallsOnDemand(project)
+        self.graph = project.call_edges = _CallsOnDemand(project)
         self.wanted = project.reached = None if roots is None else demanded(roots, self.graph)
         self.order: list[FunctionInfo] = []
         self.rank: dict[FunctionInfo, int] = {}

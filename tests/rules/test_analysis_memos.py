@@ -2,6 +2,9 @@
 
 * :meth:`Project.resolve` is memoized (a run asks about each call several times):
   each caller keeps its own answer, and adding a module forgets what was known.
+* The compaction facts read the functions the checked code calls from the solver's
+  call graph (each function's calls read once): the same functions as a call graph
+  of their own.
 * The compaction view's raw table (summarizer output no record was built from yet)
   is computed only over the names the tainted table settled on, since raw text is
   summarizer output first: checked here against the long way, over every function of
@@ -17,7 +20,8 @@ import libcst as cst
 import pytest
 
 from summaryguard.rules.engine import Vocabulary
-from summaryguard.rules.engine.compaction import _Analysis, _Fn
+from summaryguard.rules.engine.compaction import _Analysis, _called_by_checked_code, _Fn
+from summaryguard.rules.engine.solver import solve
 from summaryguard.rules.engine.project import FunctionInfo, Project
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -159,3 +163,39 @@ def test_raw_table_matches_the_long_way(path: str, text: str) -> None:
         tainted |= {f"{fn.name}.{name}" for name in view.tainted}
     if path == "shapes.py":  # summarizer output is there, raw or built into a record: a real test
         assert {"keeps_raw.text", "keeps_raw.copy", "keeps_raw.note", "builds_record.text"} <= tainted
+
+
+def test_called_functions_come_from_the_solvers_graph() -> None:
+    checked = textwrap.dedent(
+        """
+        from app.lib import compact_all, helper
+
+        def run(store):
+            state = store.load()
+            return compact_all(helper(state))
+        """
+    )
+    context = textwrap.dedent(
+        """
+        def helper(x):
+            return inner(x)
+
+        def inner(x):
+            return x
+
+        def compact_all(history):
+            return history
+
+        def unused():
+            return 1
+        """
+    )
+    project = Project(Vocabulary.build())
+    project.add_module("app/main.py", cst.parse_module(checked), checked)
+    project.add_module("app/lib.py", cst.parse_module(context), context, context=True)
+    project.finish()
+    alone = _called_by_checked_code(project)
+    assert {fn.name for fn in alone} == {"compact_all", "helper"}
+    solve(project, roots=project.demand_roots())
+    assert project.call_edges is not None
+    assert _called_by_checked_code(project) == alone

@@ -9,6 +9,13 @@ Speed work must never move a finding, so each shortcut is held to its plain form
   can hold nodes and remembers each walk: the same nodes, in the same order, as the
   walk over every dataclass field it replaced, asked once or many times, and after
   the remembered walks were dropped (:data:`~summaryguard.rules.engine.syntax.MAX_WALKED`);
+* :func:`~summaryguard.rules.engine.syntax.calls_in` is remembered with the walk:
+  the calls of the plain walk, innermost first, however often it is asked;
+* a function's body (:class:`~summaryguard.rules.engine.syntax.Body`) remembers its
+  statement walk: the plain walk's statements, and a body read again is the same
+  object until its node changes (a deferred body parsed later);
+* :func:`~summaryguard.rules.engine.flags.scope_nodes` (one walk shared by the flag
+  questions) is every node below a body, nested scopes included, in source order;
 * :func:`~summaryguard.rules.engine.syntax.string_value` decodes a string literal
   without :func:`ast.literal_eval` where it needs no decoding: the same value as
   libcst's ``evaluated_value``, for any text in any quoting.
@@ -28,8 +35,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from summaryguard.rules.engine import syntax
+from summaryguard.rules.engine import Vocabulary, flags, syntax
 from summaryguard.rules.engine.grammar import parse_module
+from summaryguard.rules.engine.project import Project
 
 FIXTURES = sorted(Path(__file__).parent.joinpath("fixtures").rglob("*.py"))
 
@@ -70,9 +78,55 @@ def roots(module: cst.Module) -> list[cst.CSTNode]:
 def assert_walks_agree(module: cst.Module) -> None:
     for root in roots(module):
         expected = list(plain_walk(root))
+        calls = [n for n in reversed(expected) if isinstance(n, cst.Call)]
         for _ in range(2):  # computed, then remembered
             got = list(syntax.iter_exprs(root))
             assert len(got) == len(expected) and all(a is b for a, b in zip(got, expected))
+            found = syntax.calls_in(root)
+            assert len(found) == len(calls) and all(a is b for a, b in zip(found, calls))
+
+
+def plain_statement_walk(stmts: list[syntax.Stmt]) -> Iterator[syntax.Stmt]:
+    """Statements depth first, recursively: what ``walk_statements`` yields."""
+    for stmt in stmts:
+        yield stmt
+        for block in syntax.child_blocks(stmt):
+            yield from plain_statement_walk(block)
+
+
+def plain_scope_walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node below ``node``, recursively, nested scopes included."""
+    for child in syntax.children(node):
+        yield child
+        yield from plain_scope_walk(child)
+
+
+def scopes(module: cst.Module) -> list[list[syntax.Stmt]]:
+    """The module's statements and every function's, as the engine reads bodies."""
+    found = [syntax.statements(module)]
+
+    class Defs(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            found.append(syntax.statements(node.body))
+
+    module.visit(Defs())
+    return found
+
+
+def assert_bodies_agree(module: cst.Module) -> None:
+    for stmts in scopes(module):
+        expected = list(plain_statement_walk(stmts))
+        body = syntax.Body(stmts)
+        assert list(body) == stmts
+        for _ in range(2):  # walked, then remembered
+            got = list(syntax.walk_statements(body))
+            assert len(got) == len(expected) and all(a is b for a, b in zip(got, expected))
+        assert list(syntax.walk_statements(stmts)) == expected  # a plain list is walked afresh
+        nodes = [n for stmt in stmts for n in (stmt, *plain_scope_walk(stmt))]
+        got_nodes = flags.scope_nodes(stmts)
+        assert len(got_nodes) == len(nodes) and all(a is b for a, b in zip(got_nodes, nodes))
+        assert flags.candidates(stmts, got_nodes) == flags.candidates(stmts)
+        assert flags.error_slots(stmts, got_nodes) == flags.error_slots(stmts)
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
@@ -102,6 +156,27 @@ def test_walks_agree_after_the_remembered_ones_are_dropped(monkeypatch: pytest.M
     for path in FIXTURES[:5]:
         assert_walks_agree(cst.parse_module(path.read_text(encoding="utf-8")))
     assert syntax._WALKED[0] <= 50
+    syntax.forget_walks()
+    assert not syntax._CALLS  # remembered calls go with the walks they were read from
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_body_walks_are_the_plain_walks(path: Path) -> None:
+    assert_bodies_agree(cst.parse_module(path.read_text(encoding="utf-8")))
+
+
+def test_a_body_is_read_once_per_node() -> None:
+    text = "def f(x):\n    if x:\n        return 1\n    return 2\n\ng = lambda y: y\n"
+    project = Project(Vocabulary.build())
+    project.add_module("app/mod.py", cst.parse_module(text), text)
+    fns = {fn.name: fn for fn in project.functions}
+    f, g = fns["f"], fns["g"]
+    assert f.body is f.body and isinstance(f.body, syntax.Body)
+    assert [type(s) for s in syntax.walk_statements(f.body)] == [cst.If, cst.Return, cst.Return]
+    assert g.body is g.body and [type(s) for s in g.body] == [cst.Return]
+    before = f.body
+    f.node = cst.parse_module("def f(x):\n    pass\n").body[0]  # a deferred body, parsed later
+    assert f.body is not before and [type(s) for s in f.body] == [cst.Pass]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -112,6 +187,7 @@ def test_walks_of_generated_code(source: str) -> None:
     except (cst.ParserSyntaxError, RecursionError):
         return
     assert_walks_agree(module)
+    assert_bodies_agree(module)
 
 
 _QUOTINGS = ("'{}'", '"{}"', "'''{}'''", '"""{}"""', "r'{}'", "b'{}'", "u'{}'", 'R"{}"')
