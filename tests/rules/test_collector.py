@@ -1,4 +1,4 @@
-"""The cyclic collector is off while an analysis runs, and exactly as it was after it."""
+"""The cyclic collector is off while an analysis (or a screening) runs, and exactly as it was after it."""
 
 from __future__ import annotations
 
@@ -92,6 +92,33 @@ def test_an_analysis_runs_with_the_collector_paused() -> None:
     findings, errors = analyzer.analyze([("a.py", RESUME)])
     assert errors == [] and {f.code for f in findings} == {"SG101", "SG102", "SG103"}
     assert _SeesCollector.seen and not any(_SeesCollector.seen)
+    assert gc.isenabled()
+
+
+class _ScreeningAnalyzer(Analyzer):
+    """Records whether the collector was on while each file was screened or lent."""
+
+    seen: list[bool] = []
+
+    def screen_facts(self, path: str, text: str):  # type: ignore[no-untyped-def]
+        self.seen.append(gc.isenabled())
+        return super().screen_facts(path, text)
+
+    def lent_facts(self, path: str, text: str):  # type: ignore[no-untyped-def]
+        self.seen.append(gc.isenabled())
+        return super().lent_facts(path, text)
+
+
+def test_screening_runs_with_the_collector_paused() -> None:
+    from summaryguard.rules.cli.batch import lent_texts, screen_texts
+
+    analyzer = _ScreeningAnalyzer(Vocabulary.build(), all_rules())
+    _ScreeningAnalyzer.seen = []
+    verdicts = screen_texts(analyzer, [("a.py", RESUME), ("b.py", "x = 1\n"), ("c.py", "def f(:\n")])
+    assert [needs for (needs, _), _ in verdicts] == [True, False, False]
+    assert verdicts[2][0][1]  # the syntax error is still found
+    lent_texts(analyzer, [("d.py", "class A:\n    pass\n")])
+    assert _ScreeningAnalyzer.seen == [False] * 4
     assert gc.isenabled()
 
 
