@@ -28,7 +28,7 @@ from typing import Any
 
 import libcst as cst
 
-from .syntax import Stmt, bool_literal, children, is_none, statements, walk_statements
+from .syntax import Stmt, bool_literal, is_none, statements, walk_nodes, walk_statements
 
 __all__ = [
     "FALSY", "GROWS", "TRUTHY", "VALUE", "candidates", "directions", "effects", "error_slots", "scope_nodes", "touched",
@@ -284,13 +284,6 @@ def scope_nodes(body: Sequence[Stmt]) -> list[cst.CSTNode]:
     """Every node below ``body``, depth first in source order, nested scopes included
     (a closure may rebind or clear a name)."""
     found: list[cst.CSTNode] = []
-    emit = found.append
-    stack: list[cst.CSTNode] = list(reversed(body))
-    pop, push = stack.pop, stack.extend
-    while stack:
-        node = pop()
-        emit(node)
-        below = children(node)  # a fresh list: reversed in place
-        below.reverse()
-        push(below)
+    for stmt in body:
+        found.extend(walk_nodes(stmt))
     return found

@@ -32,6 +32,7 @@ __all__ = [
     "key_read",
     "statements",
     "string_value",
+    "walk_nodes",
     "walk_statements",
 ]
 
@@ -253,7 +254,7 @@ def iter_exprs(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     known = _WALKS.get(id(node))
     if known is not None:
         return iter(known[1])
-    found = _walk_exprs(node)
+    found = walk_nodes(node, _SCOPE_TYPES)
     if _WALKED[0] + len(found) > MAX_WALKED:
         forget_walks()
     _WALKS[id(node)] = (node, found)
@@ -261,15 +262,19 @@ def iter_exprs(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     return iter(found)
 
 
-def _walk_exprs(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
-    """:func:`iter_exprs`'s walk. The engine's hottest loop (millions of nodes per real
-    package): :func:`children` is inlined (a call per node costs a third more), and the
-    per-type lookups are local names."""
+_NO_STOP: frozenset[type] = frozenset()
+
+
+def walk_nodes(node: cst.CSTNode, stop: frozenset[type] = _NO_STOP) -> tuple[cst.CSTNode, ...]:
+    """``node`` and every node below it in depth-first source order, without entering a
+    node whose type is in ``stop`` (:func:`iter_exprs` stops at nested scopes). The
+    engine's hottest loop (millions of nodes per real package): :func:`children` is
+    inlined (a call per node costs a third more), and the per-type lookups are local names."""
     out: list[cst.CSTNode] = []
     emit = out.append
     stack: list[cst.CSTNode] = [node]
     pop = stack.pop
-    scopes = _SCOPE_TYPES
+    scopes = stop
     plans = _FIELDS
     known_nodes = _IS_NODE
     while stack:
