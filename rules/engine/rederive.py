@@ -96,7 +96,8 @@ def _search(ev: _Pass, found: _Found) -> None:
     body = ev.evidence.fn.body
     for stmt in walk_statements(body):
         ev.container = None
-        if isinstance(stmt, cst.If):
+        kind = type(stmt)  # type tests: libcst's isinstance goes through ABCMeta (every statement)
+        if kind is cst.If:
             side = _missing_side(stmt.test, ev)
             if side is not None:
                 check = _Check(stmt.test, _container(ev, stmt.test), _MISSING)
@@ -106,7 +107,7 @@ def _search(ev: _Pass, found: _Found) -> None:
                 block = [branch] if isinstance(branch, cst.If) else statements(branch)
                 for call in _rederiving_calls(block, _referenced(stmt.test), ev):
                     found.setdefault(call, ("when the reference is missing from resumed state", check))
-        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+        elif kind is cst.Try or kind is cst.TryStar:
             _try_rederivation(stmt, ev, found)
         for expr in expressions_of(stmt):
             _expression_rederivations(expr, ev, found)
@@ -175,7 +176,7 @@ def _is_lookup(expr: cst.BaseExpression, ev: _Pass) -> bool:
     one visited set: aliases can form cycles (``x = x``, ``a = b; b = a``,
     ``name, node = node``) and dense alias graphs, so following them
     recursively per path would never end, or take exponential time."""
-    if not isinstance(expr, cst.Name):
+    if type(expr) is not cst.Name:  # type tests, as in _is_direct_lookup
         return _is_direct_lookup(expr, ev)
     seen = {expr.value}
     stack = [expr.value]
@@ -186,7 +187,7 @@ def _is_lookup(expr: cst.BaseExpression, ev: _Pass) -> bool:
             ev.container = expr
             return True
         for value in values:
-            if isinstance(value, cst.Name):
+            if type(value) is cst.Name:
                 if value.value not in seen:
                     seen.add(value.value)
                     stack.append(value.value)
@@ -197,15 +198,15 @@ def _is_lookup(expr: cst.BaseExpression, ev: _Pass) -> bool:
 
 def _is_direct_lookup(expr: cst.BaseExpression, ev: _Pass) -> bool:
     """``state[k]``, ``state.attr``, ``state.get(k)``, ``getattr(state, k)`` on resumed state."""
-    if isinstance(expr, cst.Subscript):
+    kind = type(expr)  # type tests: libcst's isinstance goes through ABCMeta (per looked-up value)
+    if kind is cst.Subscript or kind is cst.Attribute:
         return ev.state(expr.value)
-    if isinstance(expr, cst.Attribute):
-        return ev.state(expr.value)
-    if isinstance(expr, cst.Call):
+    if kind is cst.Call:
         func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _DEFAULTING:
+        func_kind = type(func)
+        if func_kind is cst.Attribute and func.attr.value in _DEFAULTING:
             return ev.state(func.value)
-        if isinstance(func, cst.Name) and func.value == "getattr" and expr.args:
+        if func_kind is cst.Name and func.value == "getattr" and expr.args:
             return ev.state(expr.args[0].value)
     return False
 
@@ -216,19 +217,19 @@ def _expression_rederivations(expr: cst.CSTNode, ev: _Pass, found: _Found) -> No
         kind = type(node)  # type tests, not isinstance: libcst's ABCMeta makes a failed isinstance slow
         if kind is not cst.BooleanOperation and kind is not cst.IfExp and kind is not cst.Call:
             continue
-        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+        if kind is cst.BooleanOperation and type(node.operator) is cst.Or:
             if _is_lookup(node.left, ev):
                 check = _Check(node.left, _container(ev, node.left), f"{_MISSING} (`... or ...`)")
                 for call in _tool_calls(node.right, ev):
                     found.setdefault(call, ("as the fallback of a lookup in resumed state (`... or tool()`)", check))
-        elif isinstance(node, cst.IfExp):
+        elif kind is cst.IfExp:
             side = _missing_side(node.test, ev)
             if side is not None:
                 check = _Check(node.test, _container(ev, node.test), _MISSING)
                 branch = node.body if side else node.orelse
                 for call in _tool_calls(branch, ev):
                     found.setdefault(call, ("when the reference is missing from resumed state", check))
-        elif isinstance(node, cst.Call):
+        elif kind is cst.Call:
             default = _default_argument(node, ev)
             if default is not None:
                 method = last_segment(dotted(node.func))
@@ -241,10 +242,11 @@ def _expression_rederivations(expr: cst.CSTNode, ev: _Pass, found: _Found) -> No
 
 def _default_argument(call: cst.Call, ev: _Pass) -> cst.BaseExpression | None:
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in _DEFAULTING and len(call.args) >= 2:
+    kind = type(func)  # type tests: libcst's isinstance goes through ABCMeta (every call)
+    if kind is cst.Attribute and func.attr.value in _DEFAULTING and len(call.args) >= 2:
         if ev.state(func.value):
             return call.args[1].value
-    if isinstance(func, cst.Name) and func.value == "getattr" and len(call.args) >= 3:
+    if kind is cst.Name and func.value == "getattr" and len(call.args) >= 3:
         if ev.state(call.args[0].value):
             return call.args[2].value
     return None

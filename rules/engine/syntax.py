@@ -343,9 +343,10 @@ def string_value(node: cst.SimpleString | cst.ConcatenatedString) -> str | bytes
 def identifiers(node: cst.CSTNode) -> Iterator[str]:
     """Names and attribute names mentioned in an expression."""
     for n in iter_exprs(node):
-        if isinstance(n, cst.Name):
+        kind = type(n)  # type tests: see key_read
+        if kind is cst.Name:
             yield n.value
-        elif isinstance(n, cst.SimpleString):
+        elif kind is cst.SimpleString:
             value = string_value(n)
             if isinstance(value, str) and value.isidentifier():
                 yield value
@@ -377,12 +378,13 @@ def is_none(node: cst.CSTNode) -> bool:
 
 def bool_literal(node: cst.CSTNode) -> bool | None:
     """True/False for a literal that is always truthy/falsy, else None."""
-    if isinstance(node, cst.Name):
+    kind = type(node)  # type tests: see key_read
+    if kind is cst.Name:
         if node.value == "True":
             return True
         if node.value in ("False", "None"):
             return False
-    if isinstance(node, cst.Integer):
+    if kind is cst.Integer:
         return node.value not in ("0",)
     return None
 
@@ -393,17 +395,18 @@ def attribute_assignments(body: Sequence[Stmt], attr: str) -> list[tuple[str, cs
     instance and class attributes (see :meth:`.project.Project.attribute_assignments`)."""
     found: list[tuple[str, cst.BaseExpression]] = []
     for stmt in walk_statements(body):
-        if isinstance(stmt, cst.Assign):
+        kind = type(stmt)  # type tests: see key_read
+        if kind is cst.Assign:
             targets = [t.target for t in stmt.targets]
             value = stmt.value
-        elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+        elif kind is cst.AnnAssign and stmt.value is not None:
             targets, value = [stmt.target], stmt.value
         else:
             continue
         for target in targets:
             if (
-                isinstance(target, cst.Attribute) and target.attr.value == attr
-                and isinstance(target.value, cst.Name) and target.value.value in ("self", "cls")
+                type(target) is cst.Attribute and target.attr.value == attr
+                and type(target.value) is cst.Name and target.value.value in ("self", "cls")
             ):
                 found.append((target.value.value, value))
     return found
