@@ -555,6 +555,12 @@ class Analyzer:
         try:
             if reporting:
                 positions = place.positions(model.module)
+                for rule in reporting:  # resolved here, where libcst's failure is the file's, not a rule's
+                    for fact in model.of(rule.FACT):
+                        positions.get(fact.node)
+                        for step in fact.trace:
+                            if step.path == model.path:
+                                positions.get(step.node)
                 for rule in reporting:
                     rule.metadata = {PositionProvider: positions}
                     try:

@@ -28,6 +28,7 @@ The outline names functions as CPython spells them, NFKC-normalized (``ｆ`` is
 from __future__ import annotations
 
 import unicodedata
+from collections import ChainMap
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -102,17 +103,20 @@ def _parse_body(
 def positions(
     module: ModuleInfo, found: Mapping[cst.CSTNode, CodeRange], target: str | None
 ) -> Mapping[cst.CSTNode, CodeRange]:
-    """``found`` (the positions of ``module``'s tree) with those of the bodies parsed later."""
+    """``found`` (the positions of ``module``'s tree) with those of the bodies parsed later,
+    laid over it: ``found`` is never copied, so the tree's positions stay resolved only as
+    far as they are asked (see :class:`.grammar.StatementPositions`)."""
     if not module.parsed_bodies:
         return found
-    merged = dict(found)
+    merged: dict[cst.CSTNode, CodeRange] = {}
     for parsed in module.parsed_bodies:
-        if parsed.stub in merged:
-            merged[parsed.loaded] = merged[parsed.stub]
+        stub = merged[parsed.stub] if parsed.stub in merged else found.get(parsed.stub)
+        if stub is not None:
+            merged[parsed.loaded] = stub
         offset = parsed.offset
         for node, where in tree_positions(parsed.snippet, target).items():
             merged[node] = CodeRange(
                 CodePosition(where.start.line + offset, where.start.column),
                 CodePosition(where.end.line + offset, where.end.column),
             )
-    return merged
+    return ChainMap(merged, found)  # type: ignore[arg-type]
