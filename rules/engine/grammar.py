@@ -53,6 +53,7 @@ from .syntax import children, walk_nodes
 __all__ = [
     "HostVerdict",
     "Shifts",
+    "StatementPositions",
     "after_host_rejection",
     "exact_tree",
     "expand_indentation",
@@ -60,7 +61,6 @@ __all__ = [
     "map_column",
     "newest_target",
     "parse_module",
-    "StatementPositions",
     "pairs",
     "parser_config",
     "tree_positions",
