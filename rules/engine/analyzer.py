@@ -555,8 +555,8 @@ class Analyzer:
         try:
             if reporting:
                 positions = place.positions(model.module)
-                for rule in reporting:  # resolved here, where libcst's failure is the file's, not a rule's
-                    for fact in model.of(rule.FACT):
+                for kind in {rule.FACT for rule in reporting}:  # resolved here: libcst's failure is the file's
+                    for fact in model.of(kind):
                         positions.get(fact.node)
                         for step in fact.trace:
                             if step.path == model.path:

@@ -33,9 +33,9 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange
+from libcst.metadata import CodeRange
 
-from .grammar import parse_module, tree_positions
+from .grammar import parse_module, shifted, tree_positions
 from .project import ModuleInfo
 
 __all__ = ["ParsedBody", "defer_bodies", "positions"]
@@ -115,8 +115,5 @@ def positions(
             merged[parsed.loaded] = stub
         offset = parsed.offset
         for node, where in tree_positions(parsed.snippet, target).items():
-            merged[node] = CodeRange(
-                CodePosition(where.start.line + offset, where.start.column),
-                CodePosition(where.end.line + offset, where.end.column),
-            )
+            merged[node] = shifted(where, offset)
     return ChainMap(merged, found)  # type: ignore[arg-type]

@@ -63,6 +63,7 @@ __all__ = [
     "parse_module",
     "pairs",
     "parser_config",
+    "shifted",
     "tree_positions",
     "whole_positions",
 ]
@@ -268,11 +269,15 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
         for node, theirs in pairs(ours, tree.body[0]):
             where = found.get(theirs)
             if where is not None:
-                start, end = where.start, where.end
-                self._found[id(node)] = (node, CodeRange(
-                    CodePosition(start.line + offset, start.column), CodePosition(end.line + offset, end.column)
-                ))
+                self._found[id(node)] = (node, shifted(where, offset))
         return True
+
+
+def shifted(where: CodeRange, lines: int) -> CodeRange:
+    """``where`` in a text that has ``lines`` more lines before it (a piece parsed apart)."""
+    return CodeRange(
+        CodePosition(where.start.line + lines, where.start.column), CodePosition(where.end.line + lines, where.end.column)
+    )
 
 
 def pairs(ours: cst.CSTNode, theirs: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode]]:
