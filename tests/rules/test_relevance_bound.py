@@ -22,22 +22,26 @@ _MATTERS = Prefilter(Vocabulary.build()).function_matters
 
 
 def _reference_chains(table: dict[str, FunctionWords]) -> dict[str, set[str]]:
+    """By name: the functions that call a resume method, then, three rounds at most, the
+    functions that call one of a chain's names, with that chain, name by name."""
     chains: dict[str, set[str]] = {}
-    for q, fw in table.items():
-        if fw.calls & WEAK_RESUME_NAMES:
-            chains.setdefault(q.rpartition(".")[2], set()).add(q)
-    for _ in range(3):
-        grown = False
-        for q, fw in table.items():
-            name = q.rpartition(".")[2]
+    for qualified in sorted(table):
+        if not table[qualified].calls.isdisjoint(WEAK_RESUME_NAMES):
+            chains.setdefault(qualified.rpartition(".")[2], set()).add(qualified)
+    rounds, changed = 0, True
+    while changed and rounds < 3:
+        rounds, changed = rounds + 1, False
+        for qualified, fw in table.items():
+            name = qualified.rpartition(".")[2]
             if name in _GENERIC:
                 continue
-            below = {h for n in fw.calls if n in chains and n != name for h in chains[n]}
-            if below and not below | {q} <= chains.get(name, set()):
-                chains.setdefault(name, set()).update(below | {q})
-                grown = True
-        if not grown:
-            break
+            reached: set[str] = set()
+            for called in fw.calls:
+                if called != name and called in chains:
+                    reached |= chains[called]
+            if reached and not reached | {qualified} <= chains.get(name, set()):
+                chains.setdefault(name, set()).update(reached | {qualified})
+                changed = True
     return chains
 
 
@@ -45,12 +49,14 @@ def _reference(scans: list[FileScan]) -> tuple[set[str], set[str]]:
     table = {q: fw for s in scans for q, fw in s.functions.items()}
     own = {q for q, fw in table.items() if _MATTERS("\n".join(fw.words))}
     bound = set(own)
-    for _ in range(4):
-        names = {n for n in (q.rpartition(".")[2] for q in bound) if grows_callers(n)}
-        grown = {q for q, fw in table.items() if q not in bound and fw.calls & names}
-        if not grown:
+    for _ in range(4):  # callers by a name that identifies a function of the bound, four levels up
+        callers = {
+            q for q, fw in table.items() for called in fw.calls
+            if grows_callers(called) and any(b.rpartition(".")[2] == called for b in bound)
+        }
+        if callers <= bound:
             break
-        bound |= grown
+        bound |= callers
     seeds = set(own)
     chains = _reference_chains(table)
     for q, fw in table.items():
