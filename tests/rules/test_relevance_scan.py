@@ -129,10 +129,11 @@ _SHAPES = [
     "x: int = (y := 1)\nz = a if b else c\n[p for q in r if s for p in q]\n",
 ]
 _TREES = [ast.parse(source) for source in _SHAPES] + [ast.parse(p.read_text(encoding="utf-8")) for p in _OWN_MODULES]
+_TREE_IDS = [f"shape{i}" for i in range(len(_SHAPES))] + [str(p.relative_to(_REPO)) for p in _OWN_MODULES]
 _NO_WORDS = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
 
 
-@pytest.mark.parametrize("tree", _TREES, ids=[f"shape{i}" for i in range(len(_SHAPES))] + [p.name for p in _OWN_MODULES])
+@pytest.mark.parametrize("tree", _TREES, ids=_TREE_IDS)
 def test_the_fields_walked_hold_every_child_with_words(tree: ast.AST) -> None:
     """``children`` is ``ast.iter_child_nodes`` without ``ctx`` and operators, and the
     fields a signature marks exact hold only nodes, Nones and lists of them."""
@@ -171,7 +172,7 @@ def _reference_words(tree: ast.AST) -> list[str]:
     return sorted(found)
 
 
-@pytest.mark.parametrize("tree", _TREES, ids=[f"shape{i}" for i in range(len(_SHAPES))] + [p.name for p in _OWN_MODULES])
+@pytest.mark.parametrize("tree", _TREES, ids=_TREE_IDS)
 def test_the_scan_reads_every_word_of_the_tree(tree: ast.Module) -> None:
     words = scan(tree, "m").words
     assert (sorted(words.split("\n")) if words else []) == _reference_words(tree)
