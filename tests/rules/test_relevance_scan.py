@@ -184,6 +184,25 @@ class _Unsigned(ast.expr):
     _fields = ("label", "operand")
 
 
+class _Misdescribed(ast.expr):
+    """Misdescribed(identifier label)"""
+
+    _fields = ("label", "operand")
+
+
+class _Fieldless(ast.stmt):
+    """Fieldless()"""
+
+    _fields = ()
+
+
+def test_a_signature_is_read_only_when_it_names_every_field() -> None:
+    assert not exact_fields(_Misdescribed)
+    assert child_fields(_Misdescribed) == ("label", "operand")
+    assert exact_fields(_Fieldless)
+    assert child_fields(_Fieldless) == ()
+
+
 def test_a_node_type_without_a_readable_signature_is_walked_field_by_field() -> None:
     assert not exact_fields(_Unsigned)
     assert child_fields(_Unsigned) == ("label", "operand")
