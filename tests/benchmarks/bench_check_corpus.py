@@ -372,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"lines:  {lines}")
 
     pairs: list[tuple[float, float]] = []  # (cold check, the parse right after it), in order
+    reruns: list[subprocess.CompletedProcess[str]] = []  # the cold checks after the first
     with tempfile.TemporaryDirectory(prefix="sg-bench-cache-") as cache_dir:
         environment = compiled_environment(Path(cache_dir) / "bytecode")
         cold_seconds, completed = run_check(corpus, jobs, Path(cache_dir) / "results", environment)
@@ -384,11 +385,12 @@ def main(argv: list[str] | None = None) -> int:
             parse_seconds, failures = parse_all(files, jobs)
             pairs.append((cold_seconds, parse_seconds))
             for round_ in range(1, args.pairs):
-                again, _ = run_check(corpus, jobs, Path(cache_dir) / f"results-{round_}", environment)
+                again, rerun = run_check(corpus, jobs, Path(cache_dir) / f"results-{round_}", environment)
+                reruns.append(rerun)
                 pairs.append((again, parse_all(files, jobs)[0]))
     crashed = any(
         run.returncode not in (0, 1, 2) or "internal error" in run.stderr or "Traceback" in run.stderr
-        for run in (completed, warm)
+        for run in (completed, warm, *reruns)
     )
     print(f"summaryguard check, cold (empty cache): {cold_seconds:.2f} s (exit {completed.returncode})")
     print(f"summaryguard check, warm (nothing changed): {warm_seconds:.2f} s (exit {warm.returncode})")
@@ -398,12 +400,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         report = json.loads(completed.stdout)
         warm_report = json.loads(warm.stdout)
+        rerun_reports = [json.loads(rerun.stdout) for rerun in reruns]
     except json.JSONDecodeError:
         crashed = True
     else:
         if (report.get("findings"), report.get("errors")) != (warm_report.get("findings"), warm_report.get("errors")):
             print("THE WARM RUN DISAGREES WITH THE COLD RUN", file=sys.stderr)
             crashed = True
+        for again_report in rerun_reports:
+            if (report.get("findings"), report.get("errors")) != (again_report.get("findings"), again_report.get("errors")):
+                print("A LATER COLD RUN DISAGREES WITH THE FIRST", file=sys.stderr)
+                crashed = True
     print(f"ratio cold / warm: {cold_seconds / warm_seconds:.1f}x (goal: at least 20x)")
     print(f"cold: {lines / cold_seconds:,.0f} lines/s (goal: at least 20,000)")
     if not args.skip_fixit:
