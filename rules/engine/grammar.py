@@ -180,6 +180,8 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
         self._statements: dict[int, bool] = {}
         self._owner: dict[int, int] | None = None
         self._starts: list[int] | None = None
+        #: The text's lines, split once for every statement resolved (CPython's lines, not splitlines()').
+        self._text_lines: list[str] | None = None
         self._whole: dict[cst.CSTNode, CodeRange] | None = None
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
@@ -253,7 +255,9 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
         starts = self._lines()
         if not starts:
             return False
-        lines = self._tree.source.split("\n")  # type: ignore[attr-defined]  # CPython's lines, not splitlines()'
+        if self._text_lines is None:
+            self._text_lines = self._tree.source.split("\n")  # type: ignore[attr-defined]
+        lines = self._text_lines
         first = starts[index]
         last = starts[index + 1] - 1 if index + 1 < len(starts) else len(lines)
         text = "\n".join(lines[first - 1 : last]) + ("\n" if last < len(lines) else "")
