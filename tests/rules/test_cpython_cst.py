@@ -305,13 +305,24 @@ def test_statement_positions_are_the_whole_parses(path: Path) -> None:
     _assert_statement_positions(path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize(
-    "source",
-    [_STATEMENTS, _STATEMENTS + "\n", "x = 1\n", "s = '\t'\nx = f(a)\n", "x = 1\r\ny = f(x)\r\n", "a = 'x\x0cy'\nb = g(a)\n"],
-    ids=["shapes", "shapes-newline", "one", "tab", "crlf", "form-feed"],
-)
+@pytest.mark.parametrize("source", [_STATEMENTS, _STATEMENTS + "\n", "x = 1\n"], ids=["shapes", "shapes-newline", "one"])
 def test_statement_positions_of_shapes(source: str) -> None:
+    assert convert(source) is not None
     _assert_statement_positions(source)
+
+
+@pytest.mark.parametrize(
+    "source", ["s = '\t'\nx = f(a)\n", "x = 1\r\ny = f(x)\r\n", "a = 'x\x0cy'\nb = g(a)\n"], ids=["tab", "crlf", "form-feed"]
+)
+def test_text_the_converter_refuses_keeps_libcsts_own_positions(source: str) -> None:
+    """Tabs, carriage returns and form feeds: libcst parses the text, and its positions
+    are its own (no statement is cut apart)."""
+    assert convert(source) is None
+    tree, _ = parse_module(source, None)
+    found = tree_positions(tree, None)
+    assert not isinstance(found, StatementPositions)
+    call = tree.body[1].body[0].value  # type: ignore[attr-defined]
+    assert found[call].start.line == 2
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
