@@ -29,8 +29,14 @@ What is cached, and under which key:
   :meth:`~.engine.ScreenFacts.to_json`): a pre-commit run after an edit of one
   file analyzes it with every module it imports, and without these it parsed
   all of them with CPython again (a fifth of that run for agno's
-  ``agent/_run.py``, which imports 147). Kept to :data:`KEEP_FACTS`, those used
-  least recently first; read only by a run that analyzes something.
+  ``agent/_run.py``, which imports 147). One file per module in ``facts/``,
+  read when an analysis asks for that module and written once, when new: a
+  run's cost grows with the modules it analyzes, not with the cache. (One
+  document for all of them, as format 4 kept them, was 36 MB after a check of
+  the real-code corpus, and the pre-commit run above read and rewrote it
+  whole: 3.8 s against 2.2 s with a cache of that package alone.) Kept to
+  :data:`KEEP_FACTS`, those used least recently first (a file's modification
+  time is its last use).
 
 Stored under ``.summaryguard_cache/`` at the configuration's folder, or under
 ``$SUMMARYGUARD_CACHE_DIR/summaryguard/``: the variable names a folder that
@@ -56,6 +62,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -74,21 +81,26 @@ MARKER = ".summaryguard-cache-entry"
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 #: Bumped when the layout or the meaning of an entry changes (2: screen entries
 #: carry imports; 3: project keys cover module names and context modules;
-#: 4: one record per module instead of one entry per run).
-FORMAT = 4
+#: 4: one record per module instead of one entry per run; 5: one file per module's facts).
+FORMAT = 5
 #: How many settings folders are kept (the oldest go first).
 KEEP_SETTINGS = 8
 #: How many module records a settings folder keeps (the least recently used go first).
 KEEP_MODULES = 20_000
 #: How many modules' screening facts a settings folder keeps (about 17 bytes per line of code).
 KEEP_FACTS = 20_000
+#: The folder of a settings folder that holds the facts, one file per module.
+FACTS_FOLDER = "facts"
 
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# summaryguard's result cache (https://bford.info/cachedir/)\n"
 _GITIGNORE = "# created by summaryguard\n*\n"
 #: Files the cache writes in a settings folder (all that pruning ever deletes there;
-#: a ``projects`` folder of entries is what format 3 wrote, pruned the same way).
+#: a ``projects`` folder of entries is what format 3 wrote, ``facts.json`` what format 4
+#: wrote, both pruned the same way).
 _ENTRY_FILES = frozenset({"screen.json", "modules.json", "facts.json", MARKER})
 _PROJECT_FILE = re.compile(r"^[^.][^/\\]*\.json$")
+#: The name of a facts file (:meth:`ResultCache._facts_file`): all that pruning deletes in ``facts/``.
+_FACTS_FILE = re.compile(r"^[0-9a-f]{32}\.json$")
 
 Verdict = tuple[bool, tuple[tuple[int | None, str], ...]]
 #: What a screened-in file imports (see :func:`~.engine.names.imported_modules`).
@@ -186,8 +198,8 @@ class ResultCache:
         self._owned: bool | None = None
         self._modules: dict[str, Any] | None = None
         self._modules_dirty = False
-        self._facts: dict[str, Any] | None = None
-        self._facts_dirty = False
+        #: Facts stored by this run, written by :meth:`flush`; in the order of their last use.
+        self._facts: dict[str, Any] = {}
         #: This run's stamp on the records it uses (least recently used go first).
         self._run = 0
 
@@ -320,37 +332,54 @@ class ResultCache:
 
     # -- what the engine read of a module's CPython tree ---------------------------------
 
-    def _load_facts(self) -> dict[str, Any]:
-        if self._facts is None:
-            self._facts = {}
-            document = _read_json(self.here / "facts.json") if self.owned() else None
-            if isinstance(document, dict) and document.get("settings") == self.settings:
-                entries = document.get("entries")
-                if isinstance(entries, dict):
-                    self._facts = entries
-        return self._facts
+    def _facts_file(self, key: str) -> Path:
+        name = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        return self.here / FACTS_FOLDER / f"{name}.json"
 
     def facts(self, key: str) -> object | None:
         """The stored facts data of module ``key`` (its digest and name), unchecked: the
-        engine reads it back (:meth:`~.engine.ScreenFacts.from_json`), or None."""
-        entries = self._load_facts()
-        found = entries.pop(key, None)
-        if found is not None:
-            entries[key] = found  # the order of the entries is the order of their last use
-        return found
+        engine reads it back (:meth:`~.engine.ScreenFacts.from_json`), or None. A file
+        read is marked as used now (its modification time), for :meth:`_prune_facts`."""
+        pending = self._facts.pop(key, None)
+        if pending is not None:
+            self._facts[key] = pending  # used last: written last
+            return pending
+        if not self.owned():
+            return None
+        path = self._facts_file(key)
+        document = _read_json(path)
+        if not (isinstance(document, dict) and document.get("key") == key and "data" in document):
+            return None
+        try:
+            os.utime(path)
+        except OSError:  # a cache that cannot be written is still read
+            pass
+        return document["data"]
 
     def store_facts(self, key: str, data: object) -> None:
-        entries = self._load_facts()
-        entries.pop(key, None)
-        entries[key] = data
-        self._facts_dirty = True
+        self._facts.pop(key, None)
+        self._facts[key] = data
+
+    def _write_facts(self) -> None:
+        """One file per module stored this run, each atomically, marked used in the order
+        of :attr:`_facts` (a file system's clock may give files written together one time)."""
+        stamp = time.time_ns()
+        for offset, (key, data) in enumerate(self._facts.items()):
+            path = self._facts_file(key)
+            if _write_json(path, {"key": key, "data": data}):
+                try:
+                    os.utime(path, ns=(stamp + offset, stamp + offset))
+                except OSError:  # pragma: no cover - just written by this process
+                    pass
+        self._facts.clear()
+        _prune_facts(self.here / FACTS_FOLDER, KEEP_FACTS)
 
     # -- writing ---------------------------------------------------------------------------
 
     def flush(self) -> None:
         """Write the screen verdicts, the module records and the facts if any changed; set
         up the folder on first use."""
-        if not (self._screen_dirty or self._modules_dirty or self._facts_dirty):
+        if not (self._screen_dirty or self._modules_dirty or self._facts):
             return
         if not self._set_up():
             return
@@ -368,10 +397,8 @@ class ResultCache:
                 entries = {key: entries[key] for key in sorted(entries, key=stamp, reverse=True)[:KEEP_MODULES]}
             document = {"settings": self.settings, "run": self._run, "entries": entries}
             _write_json(self.here / "modules.json", document)
-        if self._facts_dirty and self._facts is not None:
-            self._facts_dirty = False
-            kept = list(self._facts.items())[-KEEP_FACTS:]  # the least recently used go first
-            _write_json(self.here / "facts.json", {"settings": self.settings, "entries": dict(kept)})
+        if self._facts:
+            self._write_facts()
 
     def _set_up(self) -> bool:
         """Make sure the folders exist and are marked; False if the cache must not write.
@@ -482,18 +509,41 @@ def _is_entry_folder(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _remove_entry_folder(here: Path) -> None:
-    projects = here / "projects"
+def _prune_facts(folder: Path, limit: int) -> None:
+    """Delete the facts files of ``folder`` used least recently, beyond ``limit``: only
+    files named as the cache names them. Counting costs a listing of the folder; the
+    dates are read only when there are too many."""
     try:
-        if projects.is_dir() and not projects.is_symlink():
-            for entry in os.scandir(projects):
-                if (_PROJECT_FILE.match(entry.name) or entry.name.startswith(".tmp-")) and entry.is_file(
-                    follow_symlinks=False
-                ):
-                    os.unlink(entry.path)
-            os.rmdir(projects)
+        entries = [e for e in os.scandir(folder) if _FACTS_FILE.match(e.name)]
+        if len(entries) <= limit:
+            return
+        dated = sorted((e.stat(follow_symlinks=False).st_mtime_ns, e.name, e.path) for e in entries)
+    except OSError:
+        return
+    for _, _, path in dated[: len(dated) - limit]:
+        try:
+            os.unlink(path)
+        except OSError:  # pragma: no cover - another run pruned it first
+            pass
+
+
+def _remove_owned_files(folder: Path, owned: re.Pattern[str]) -> None:
+    """Delete the files of ``folder`` named as ``owned`` and the cache's temporary files,
+    then the folder if that emptied it: anything else in it stays, and so does it."""
+    try:
+        if not folder.is_dir() or folder.is_symlink():
+            return
+        for entry in os.scandir(folder):
+            if (owned.match(entry.name) or entry.name.startswith(".tmp-")) and entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+        os.rmdir(folder)
     except OSError:
         pass
+
+
+def _remove_entry_folder(here: Path) -> None:
+    _remove_owned_files(here / "projects", _PROJECT_FILE)
+    _remove_owned_files(here / FACTS_FOLDER, _FACTS_FILE)
     try:
         for entry in os.scandir(here):
             if entry.name in _ENTRY_FILES - {MARKER} or entry.name.startswith(".tmp-"):

@@ -135,7 +135,9 @@ def test_pruning_a_settings_folder_deletes_only_the_module_records(tmp_path: Pat
     store.store_record("k0", [], [])
     store.store_facts("f0", {})
     store.flush()
-    assert (folder / "s" / "facts.json").is_file()
+    (facts,) = (folder / "s" / "facts").iterdir()
+    (folder / "s" / "facts.json").write_text("{}")  # what format 4 wrote: the cache's too
+    (folder / "s" / "facts" / "notes.txt").write_text("not an entry")
     (folder / "s" / "README").write_text("not an entry")
     os.utime(folder / "s", (1_600_000_000,) * 2)  # the oldest settings folder: pruned first
     for number in range(cache_module.KEEP_SETTINGS + 1):
@@ -145,6 +147,8 @@ def test_pruning_a_settings_folder_deletes_only_the_module_records(tmp_path: Pat
     assert (folder / "s" / "README").read_text() == "not an entry"
     assert not (folder / "s" / "modules.json").exists()
     assert not (folder / "s" / "facts.json").exists()
+    assert not facts.exists()
+    assert (folder / "s" / "facts" / "notes.txt").read_text() == "not an entry"
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")

@@ -1,4 +1,4 @@
-"""What CPython's tree told the engine of a module, kept in the result cache (``facts.json``).
+"""What CPython's tree told the engine of a module, kept in the result cache (``facts/``, a file per module).
 
 A pre-commit run after an edit of one file analyzes it with every project module it
 imports; those did not change, so the run must not parse them with CPython again, and
@@ -10,6 +10,7 @@ parses for the engine.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def test_an_edited_file_is_analyzed_with_its_imports_facts_from_the_cache(
 ) -> None:
     check(capsys, "app/loop.py")
     assert sorted(set(parsed)) == ["loop.py", "recovery.py"]  # the cold run parses what it analyzes
-    assert list((app.parent / CACHE_FOLDER).glob("*/facts.json"))
+    assert len(list((app.parent / CACHE_FOLDER).glob("*/facts/*.json"))) == 2
     edit(app / "loop.py", 1)
     parsed.clear()
     warm = check(capsys, "app/loop.py")
@@ -73,17 +74,27 @@ def test_damaged_facts_are_misses_and_the_findings_stay_the_same(
     app: Path, parsed: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     check(capsys, "app/loop.py")
-    (document,) = (app.parent / CACHE_FOLDER).glob("*/facts.json")
-    good = json.loads(document.read_text())
-    assert len(good["entries"]) == 2
-    for round_number, damage in enumerate(["x", {"depth": "1"}, None, []]):
-        document.write_text(json.dumps({**good, "entries": {key: damage for key in good["entries"]}}))
+    files = sorted((app.parent / CACHE_FOLDER).glob("*/facts/*.json"))
+    good = {path: json.loads(path.read_text()) for path in files}
+    assert len(good) == 2 and all(set(document) == {"key", "data"} for document in good.values())
+    damages = [
+        lambda document: {**document, "data": "x"},
+        lambda document: {**document, "data": {"depth": "1"}},
+        lambda document: {**document, "data": None},
+        lambda document: {"key": document["key"]},  # no data
+        lambda document: {**document, "key": document["key"] + " elsewhere"},  # another module's file
+        lambda document: [document],
+    ]
+    for round_number, damage in enumerate(damages):
+        for path, document in good.items():
+            path.write_text(json.dumps(damage(document)))
         edit(app / "loop.py", round_number)
         parsed.clear()
         damaged = check(capsys, "app/loop.py")
         assert sorted(parsed) == ["loop.py", "recovery.py"]
         assert damaged == check(capsys, "--no-cache", "app/loop.py")
-    document.write_bytes(b"\x00 not json")
+    for path in good:
+        path.write_bytes(b"\x00 not json")
     edit(app / "loop.py", 9)
     assert check(capsys, "app/loop.py") == check(capsys, "--no-cache", "app/loop.py")
 
@@ -186,3 +197,57 @@ def test_the_facts_kept_are_the_most_recently_used(tmp_path: Path, monkeypatch: 
     assert again.facts("b") is None
     assert again.facts("c") == {"key": "c"} and again.facts("a") == {"key": "a"}
     assert ResultCache(tmp_path / "cache", "other settings").facts("a") is None
+    # a file read is a use: "c" read after "a" here, so "a" goes when one more is stored
+    folder = tmp_path / "cache" / "settings" / cache_module.FACTS_FOLDER
+    for age, key in enumerate(("a", "c")):
+        old = 1_600_000_000_000_000_000 - age
+        os.utime(again._facts_file(key), ns=(old, old))  # both old, "c" the older ...
+    ResultCache(tmp_path / "cache", "settings").facts("c")  # ... and "c" used now
+    later = ResultCache(tmp_path / "cache", "settings")
+    later.store_facts("d", {"key": "d"})
+    later.flush()
+    assert sorted(p.name for p in folder.iterdir()) == sorted(later._facts_file(k).name for k in ("c", "d"))
+
+
+def test_a_run_reads_the_facts_of_its_modules_and_writes_only_new_ones(
+    app: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pre-commit run's cost grows with the modules it analyzes, not with the cache: the
+    facts of modules it does not import are neither read nor written again."""
+    check(capsys, "app/loop.py")
+    other = app.parent / "other"
+    shutil.copytree(app, other)
+    for path in other.glob("*.py"):  # other texts: other entries
+        edit(path, 0)
+    check(capsys, "other/loop.py")
+    folder = next((app.parent / CACHE_FOLDER).glob("*/facts"))
+    assert len(list(folder.iterdir())) == 4
+    before = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
+    read: list[str] = []
+    original = cache_module._read_json
+
+    def reading(path: Path) -> object:
+        read.append(path.parent.name)
+        return original(path)
+
+    monkeypatch.setattr(cache_module, "_read_json", reading)
+    edit(app / "loop.py", 1)
+    check(capsys, "app/loop.py")
+    assert read.count(cache_module.FACTS_FOLDER) == 1  # recovery.py's facts: the edited file is screened
+    after = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
+    assert len(after) == 5  # the edited loop.py's facts, new
+    changed = {name for name in before if after[name] != before[name]}
+    assert len(changed) == 1  # recovery.py's file, marked used; other/'s untouched
+
+
+def test_two_runs_that_store_facts_keep_each_others(tmp_path: Path) -> None:
+    """Concurrent runs (pre-commit splits the staged files across processes) each write
+    their own files: neither loses what the other stored, as one shared document did."""
+    first = ResultCache(tmp_path / "cache", "s")
+    second = ResultCache(tmp_path / "cache", "s")
+    first.store_facts("a", {"n": 1})
+    second.store_facts("b", {"n": 2})
+    first.flush()
+    second.flush()
+    third = ResultCache(tmp_path / "cache", "s")
+    assert third.facts("a") == {"n": 1} and third.facts("b") == {"n": 2}
