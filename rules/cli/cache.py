@@ -2,17 +2,24 @@
 
 What is cached, and under which key:
 
-* **settings**: one folder per combination of summaryguard version, Python
-  and libcst versions, the selected rules (code, class, ``VERSION``, and the
-  size and modification time of the module that defines each one, so an
-  edited rule or engine in a development checkout is never served stale),
-  the vocabulary fingerprint and the configuration file's text. Changing
-  any of them starts from an empty folder.
+* **settings**: one folder per combination of the analyzer's code (the size
+  and modification time of every module of the engine, the rules, the plugins
+  and the command line, so an edited rule or engine in a development checkout,
+  or an upgrade, is never served stale), the Python and libcst versions, the
+  selected rules (code, class, ``VERSION``, and the stamp of the module that
+  defines each one), the vocabulary fingerprint and the configuration file's
+  text. Changing any of them starts from an empty folder. No version is read
+  through :mod:`importlib.metadata`: importing it cost 28 ms of every cached
+  run, a tenth of a pre-commit check of a small file (see :func:`_package_version`).
 * **screen**: per file *content* (a BLAKE2 digest of the bytes), the outcome
   of the cheap look that decides whether a file needs libcst at all (see
   :meth:`Analyzer.screen_facts`), with the syntax errors it found and, for a file
   screened in, the modules it imports (as written). It depends on the text
-  alone.
+  alone. In 256 documents by the digest's first two digits (``screen/``), each
+  read when a run first asks for one of its digests and written when it
+  changed: a pre-commit run reads and writes a few, a whole tree's run reads them
+  all (one document for all was 2.3 MB after a check of the real-code corpus,
+  read and rewritten by every pre-commit run).
 * **modules**: per checked module that needed libcst, its findings and
   analysis errors, keyed by its content, the name it is imported by and the
   keys of the project modules it imports, transitively (see :mod:`.records`):
@@ -81,8 +88,9 @@ MARKER = ".summaryguard-cache-entry"
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 #: Bumped when the layout or the meaning of an entry changes (2: screen entries
 #: carry imports; 3: project keys cover module names and context modules;
-#: 4: one record per module instead of one entry per run; 5: one file per module's facts).
-FORMAT = 5
+#: 4: one record per module instead of one entry per run; 5: one file per module's facts;
+#: 6: the screen verdicts in 256 documents).
+FORMAT = 6
 #: How many settings folders are kept (the oldest go first).
 KEEP_SETTINGS = 8
 #: How many module records a settings folder keeps (the least recently used go first).
@@ -91,16 +99,21 @@ KEEP_MODULES = 20_000
 KEEP_FACTS = 20_000
 #: The folder of a settings folder that holds the facts, one file per module.
 FACTS_FOLDER = "facts"
+#: The folder of a settings folder that holds the screen verdicts, by the digest's first two digits.
+SCREEN_FOLDER = "screen"
 
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# summaryguard's result cache (https://bford.info/cachedir/)\n"
 _GITIGNORE = "# created by summaryguard\n*\n"
 #: Files the cache writes in a settings folder (all that pruning ever deletes there;
 #: a ``projects`` folder of entries is what format 3 wrote, ``facts.json`` what format 4
-#: wrote, both pruned the same way).
+#: wrote and ``screen.json`` what format 5 wrote, all pruned the same way).
 _ENTRY_FILES = frozenset({"screen.json", "modules.json", "facts.json", MARKER})
 _PROJECT_FILE = re.compile(r"^[^.][^/\\]*\.json$")
 #: The name of a facts file (:meth:`ResultCache._facts_file`): all that pruning deletes in ``facts/``.
 _FACTS_FILE = re.compile(r"^[0-9a-f]{32}\.json$")
+#: The name of a screen document (:func:`_shard`): all that pruning deletes in ``screen/``.
+_SCREEN_FILE = re.compile(r"^[0-9a-f]{2}\.json$")
+_SHARD = re.compile(r"[0-9a-f]{2}")
 
 Verdict = tuple[bool, tuple[tuple[int | None, str], ...]]
 #: What a screened-in file imports (see :func:`~.engine.names.imported_modules`).
@@ -119,14 +132,36 @@ def cache_folder(root: Path) -> Path:
 
 
 def _version(distribution: str) -> str:
-    # imported here, when a cache is opened: importlib.metadata (with email, zipfile, csv)
-    # costs about 20 ms, which a --no-cache run never needs
+    # imported here, and only where a package carries no version file: importlib.metadata
+    # (with email, zipfile, csv) costs about 20 ms, which a --no-cache run never needs
     from importlib import metadata
 
     try:
         return metadata.version(distribution)
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+    except metadata.PackageNotFoundError:  # running from an uninstalled tree
         return "unknown"
+
+
+def _package_version(package: str) -> str:
+    """What identifies an installed package's release without importing it or
+    :mod:`importlib.metadata`: the text of the ``_version.py`` that setuptools-scm writes
+    into it (libcst's), else the distribution's metadata. Why: importing
+    :mod:`importlib.metadata` was 28 of the 29 ms the settings key took, on every run
+    with the cache (a pre-commit hook's), and importing libcst to ask would cost 150 ms
+    on a run whose files need no libcst."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):  # pragma: no cover - a broken installation
+        spec = None
+    for folder in getattr(spec, "submodule_search_locations", None) or ():
+        try:
+            with open(os.path.join(folder, "_version.py"), "rb") as handle:
+                return handle.read(4096).decode("utf-8", "replace")
+        except OSError:
+            continue
+    return _version(package)
 
 
 def _file_stamp(module_name: str) -> list[object]:
@@ -142,9 +177,11 @@ def _file_stamp(module_name: str) -> list[object]:
 
 
 def _engine_stamp() -> list[object]:
-    """Size and modification time of every module of the analyzer (rules, engine, plugins)."""
+    """Size and modification time of every module of the analyzer (rules, engine, plugins)
+    and of the command line (which keys and reads the records): an upgrade rewrites them,
+    so summaryguard's own version adds nothing."""
     stamps: list[object] = []
-    for package in ("summaryguard.rules", "summaryguard.rules.engine", "summaryguard.plugins"):
+    for package in ("summaryguard.rules", "summaryguard.rules.engine", "summaryguard.rules.cli", "summaryguard.plugins"):
         module = sys.modules.get(package)
         for folder in getattr(module, "__path__", ()):
             try:
@@ -165,8 +202,7 @@ def settings_key(*, rules: Sequence[type], vocabulary_fingerprint: str, config_t
     """The digest of everything besides file contents that a result depends on."""
     described = {
         "format": FORMAT,
-        "summaryguard": _version("summaryguard"),
-        "libcst": _version("libcst"),
+        "libcst": _package_version("libcst"),
         "python": sys.version,
         "rules": [
             [getattr(r, "code", ""), r.__module__, r.__qualname__, str(getattr(r, "VERSION", "")), _file_stamp(r.__module__)]
@@ -192,9 +228,9 @@ class ResultCache:
         self.folder = folder
         self.settings = settings
         self.here = folder / settings
-        self._screen: dict[str, Any] = {}
-        self._screen_dirty = False
-        self._loaded = False
+        #: The screen documents read so far, by their name (:func:`_shard`).
+        self._screen: dict[str, dict[str, Any]] = {}
+        self._screen_dirty: set[str] = set()
         self._owned: bool | None = None
         self._modules: dict[str, Any] | None = None
         self._modules_dirty = False
@@ -213,21 +249,22 @@ class ResultCache:
 
     # -- screen verdicts -------------------------------------------------------------------
 
-    def _load_screen(self) -> None:
-        self._loaded = True
-        if not self.owned():
-            return
-        document = _read_json(self.here / "screen.json")
-        if isinstance(document, dict) and document.get("settings") == self.settings:
-            entries = document.get("entries")
-            if isinstance(entries, dict):
-                self._screen = entries
+    def _screen_entries(self, digest: str) -> dict[str, Any]:
+        """The screen document that holds ``digest``'s entries, read on first use."""
+        name = _shard(digest)
+        entries = self._screen.get(name)
+        if entries is None:
+            entries = self._screen[name] = {}
+            document = _read_json(self.here / SCREEN_FOLDER / f"{name}.json") if self.owned() else None
+            if isinstance(document, dict) and document.get("settings") == self.settings:
+                found = document.get("entries")
+                if isinstance(found, dict):
+                    entries = self._screen[name] = found
+        return entries
 
     def screen(self, digest: str) -> Verdict | None:
         """The cached verdict for content ``digest``; None for a miss or a malformed entry."""
-        if not self._loaded:
-            self._load_screen()
-        entry = self._screen.get(digest)
+        entry = self._screen_entries(digest).get(digest)
         if not (isinstance(entry, list) and len(entry) in (2, 3) and isinstance(entry[0], bool)):
             return None
         errors = entry[1]
@@ -245,9 +282,7 @@ class ResultCache:
 
     def imports(self, digest: str) -> Imports | None:
         """The imports stored with the verdict for content ``digest``; None if there are none."""
-        if not self._loaded:
-            self._load_screen()
-        entry = self._screen.get(digest)
+        entry = self._screen_entries(digest).get(digest)
         if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[2], list)):
             return None
         if not all(isinstance(item, str) for item in entry[2]):
@@ -255,14 +290,12 @@ class ResultCache:
         return tuple(entry[2])
 
     def store_screen(self, digest: str, verdict: Verdict, imports: Imports | None = None) -> None:
-        if not self._loaded:
-            self._load_screen()
         needs, errors = verdict
         entry: list[Any] = [needs, [[line, message] for line, message in errors]]
         if imports is not None:
             entry.append(list(imports))
-        self._screen[digest] = entry
-        self._screen_dirty = True
+        self._screen_entries(digest)[digest] = entry
+        self._screen_dirty.add(_shard(digest))
 
     # -- what a screened-out module lends (see Analyzer.lent_facts) ----------------------
 
@@ -273,9 +306,7 @@ class ResultCache:
         A warm run must know it for every such module its checked files import (their
         record keys cover what they import), and finding it out costs CPython's parse
         of the module: stored beside the screen verdicts, it is asked of the text once."""
-        if not self._loaded:
-            self._load_screen()
-        entry = self._screen.get(_LENT + digest)
+        entry = self._screen_entries(digest).get(_LENT + digest)
         if entry == [False]:
             return False, ()
         if isinstance(entry, list) and len(entry) == 2 and entry[0] is True and isinstance(entry[1], list):
@@ -285,10 +316,8 @@ class ResultCache:
 
     def store_lent(self, digest: str, imports: Imports | None) -> None:
         """Record :meth:`lent`: ``imports`` of a module that lends, None for one that does not."""
-        if not self._loaded:
-            self._load_screen()
-        self._screen[_LENT + digest] = [False] if imports is None else [True, list(imports)]
-        self._screen_dirty = True
+        self._screen_entries(digest)[_LENT + digest] = [False] if imports is None else [True, list(imports)]
+        self._screen_dirty.add(_shard(digest))
 
     # -- module records (see .records) ----------------------------------------------------
 
@@ -383,9 +412,9 @@ class ResultCache:
             return
         if not self._set_up():
             return
-        if self._screen_dirty:
-            self._screen_dirty = False
-            _write_json(self.here / "screen.json", {"settings": self.settings, "entries": self._screen})
+        for name in sorted(self._screen_dirty):
+            _write_json(self.here / SCREEN_FOLDER / f"{name}.json", {"settings": self.settings, "entries": self._screen[name]})
+        self._screen_dirty.clear()
         if self._modules_dirty and self._modules is not None:
             self._modules_dirty = False
             entries = self._modules
@@ -424,6 +453,15 @@ class ResultCache:
             return False
         _prune_settings(self.folder, KEEP_SETTINGS - 1, keep=self.settings)
         return True
+
+
+def _shard(digest: str) -> str:
+    """The screen document of ``digest``: its first two hexadecimal digits (a content
+    digest's are evenly spread), or two of a digest of it for any other key."""
+    head = digest[:2]
+    if _SHARD.fullmatch(head):
+        return head
+    return hashlib.blake2b(digest.encode("utf-8", "surrogatepass"), digest_size=1).hexdigest()
 
 
 def _marker_text(settings: str) -> str:
@@ -544,6 +582,7 @@ def _remove_owned_files(folder: Path, owned: re.Pattern[str]) -> None:
 def _remove_entry_folder(here: Path) -> None:
     _remove_owned_files(here / "projects", _PROJECT_FILE)
     _remove_owned_files(here / FACTS_FOLDER, _FACTS_FILE)
+    _remove_owned_files(here / SCREEN_FOLDER, _SCREEN_FILE)
     try:
         for entry in os.scandir(here):
             if entry.name in _ENTRY_FILES - {MARKER} or entry.name.startswith(".tmp-"):

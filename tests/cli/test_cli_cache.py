@@ -147,8 +147,29 @@ def test_the_settings_key_covers_version_rules_vocabulary_and_configuration(monk
         VERSION = "2"
 
     assert settings_key(**{**base, "rules": [Revised, *rules[1:]]}) != key
-    monkeypatch.setattr(cache_module, "_version", lambda distribution: "999.0")
-    assert settings_key(**base) != key
+    monkeypatch.setattr(cache_module, "_package_version", lambda package: "__version__ = '999.0'")
+    assert settings_key(**base) != key  # another libcst
+
+
+def test_the_settings_key_stamps_the_command_line_and_reads_libcst_s_version_without_metadata(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The command line keys and reads the records, so its modules are stamped like the
+    engine's (an upgrade rewrites them). libcst's release is read from its version file;
+    importlib.metadata only answers for a package without one."""
+    from importlib import metadata
+
+    stamped = {(entry[0], entry[1]) for entry in cache_module._engine_stamp()}  # type: ignore[index]
+    assert ("summaryguard.rules.cli", "records.py") in stamped
+    assert ("summaryguard.rules.engine", "solver.py") in stamped
+    asked: list[str] = []
+    monkeypatch.setattr(cache_module, "_version", lambda distribution: asked.append(distribution) or "?")
+    assert metadata.version("libcst") in cache_module._package_version("libcst")
+    assert asked == []
+    assert cache_module._package_version("json") == "?" and asked == ["json"]  # no _version.py: the metadata
+    assert cache_module._package_version("no_such_package_here") == "?"
+    monkeypatch.undo()
+    assert cache_module._version("no_such_distribution_here") == "unknown"
 
 
 def test_a_changed_validator_invalidates_the_findings_of_its_callers(
@@ -198,8 +219,9 @@ def test_a_corrupt_entry_is_a_miss(project: Path, capsys: pytest.CaptureFixture[
     (project / "agent.py").write_text(AGENT)
     (project / "syntax.py").write_text("def broken(:\n")
     first = run(capsys)
-    entries = [*project_entries(project), *(project / CACHE_FOLDER).glob("*/screen.json")]
-    assert len(entries) == 2
+    screens = list((project / CACHE_FOLDER).glob("*/screen/*.json"))  # one per digest's first two digits
+    assert 1 <= len(screens) <= 2
+    entries = [*project_entries(project), *screens]
     for entry in entries:
         entry.write_bytes(garbage)
     assert run(capsys) == first
@@ -211,8 +233,8 @@ def test_malformed_rows_are_misses(project: Path, capsys: pytest.CaptureFixture[
     (project / "syntax.py").write_text("def broken(:\n")
     first = run(capsys)
     (entry,) = project_entries(project)
-    (screen,) = (project / CACHE_FOLDER).glob("*/screen.json")
-    good_entry, good_screen = json.loads(entry.read_text()), json.loads(screen.read_text())
+    screens = {path: json.loads(path.read_text()) for path in (project / CACHE_FOLDER).glob("*/screen/*.json")}
+    good_entry = json.loads(entry.read_text())
 
     def with_records(record: object) -> str:
         return json.dumps({**good_entry, "entries": {key: record for key in good_entry["entries"]}})
@@ -229,8 +251,9 @@ def test_malformed_rows_are_misses(project: Path, capsys: pytest.CaptureFixture[
     entry.write_text(json.dumps({**good_entry, "run": "1"}))
     assert run(capsys) == first
     for bad_verdict in ("x", [True], ["yes", []], [True, "no"], [True, [["1", "m"]]], [True, [[1]]], [False, [[True, "m"]]]):
-        entries = {digest: bad_verdict for digest in good_screen["entries"]}
-        screen.write_text(json.dumps({**good_screen, "entries": entries}))
+        for screen, good_screen in screens.items():
+            entries = {digest: bad_verdict for digest in good_screen["entries"]}
+            screen.write_text(json.dumps({**good_screen, "entries": entries}))
         assert run(capsys) == first
 
 
@@ -367,3 +390,31 @@ def test_what_a_screened_out_module_lends_survives_the_run_and_a_malformed_entry
     for malformed in ([True], [True, [1]], [False, []], "x", None):
         again._screen["lent:d3"] = malformed
         assert again.lent("d3") is None
+
+
+def test_a_run_of_one_file_reads_and_writes_the_screen_verdicts_of_its_digest_only(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pre-commit run's cache work follows the files it checks, not the size of the cache:
+    the verdicts of a tree's other files stay unread and unwritten."""
+    for number in range(60):
+        (project / f"agent{number}.py").write_text(f"{AGENT}# {number}\n")
+    run(capsys)
+    folder = next((project / CACHE_FOLDER).glob("*/screen"))
+    documents = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
+    assert len(documents) > 20  # 60 digests spread over the documents
+    read: list[Path] = []
+    original = cache_module._read_json
+
+    def reading(path: Path) -> object:
+        read.append(path.resolve())
+        return original(path)
+
+    monkeypatch.setattr(cache_module, "_read_json", reading)
+    (project / "agent7.py").write_text(f"{AGENT}# edited\n")
+    edited = run(capsys, "agent7.py")
+    shown = [path for path in read if path.parent == folder.resolve()]
+    assert len(shown) == 1  # the document of the edited text's digest
+    changed = {path.name for path in folder.iterdir() if documents.get(path.name) != path.stat().st_mtime_ns}
+    assert changed == {shown[0].name}
+    assert edited[0] == 1 and edited == run(capsys, "--no-cache", "agent7.py")

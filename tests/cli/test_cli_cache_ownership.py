@@ -126,7 +126,7 @@ def test_pruning_spares_unmarked_folders_and_files_the_cache_did_not_write(tmp_p
     assert sorted(p.name for p in (folder / "first").iterdir()) == [MARKER, "notes.txt"]
     # "first" keeps its marker (the cache's files in it are gone): it still counts as an entry
     assert len([p for p in folder.iterdir() if (p / MARKER).is_file()]) == cache_module.KEEP_SETTINGS
-    assert len([p for p in folder.iterdir() if (p / "screen.json").is_file() and p.name != "someone-elses"]) == 7
+    assert len([p for p in folder.iterdir() if (p / "screen").is_dir()]) == 7
 
 
 def test_pruning_a_settings_folder_deletes_only_the_module_records(tmp_path: Path) -> None:
@@ -134,10 +134,13 @@ def test_pruning_a_settings_folder_deletes_only_the_module_records(tmp_path: Pat
     store = ResultCache(folder, "s")
     store.store_record("k0", [], [])
     store.store_facts("f0", {})
+    store.store_screen("d", (False, ()))
     store.flush()
     (facts,) = (folder / "s" / "facts").iterdir()
     (folder / "s" / "facts.json").write_text("{}")  # what format 4 wrote: the cache's too
     (folder / "s" / "facts" / "notes.txt").write_text("not an entry")
+    (folder / "s" / "screen.json").write_text("{}")  # what format 5 wrote
+    (screen,) = (folder / "s" / "screen").iterdir()
     (folder / "s" / "README").write_text("not an entry")
     os.utime(folder / "s", (1_600_000_000,) * 2)  # the oldest settings folder: pruned first
     for number in range(cache_module.KEEP_SETTINGS + 1):
@@ -148,6 +151,8 @@ def test_pruning_a_settings_folder_deletes_only_the_module_records(tmp_path: Pat
     assert not (folder / "s" / "modules.json").exists()
     assert not (folder / "s" / "facts.json").exists()
     assert not facts.exists()
+    assert not screen.exists() and not (folder / "s" / "screen").exists()
+    assert not (folder / "s" / "screen.json").exists()
     assert (folder / "s" / "facts" / "notes.txt").read_text() == "not an entry"
 
 
@@ -157,6 +162,7 @@ def test_a_fifo_in_the_cache_is_a_miss_not_a_hang(tmp_path: Path) -> None:
     store = ResultCache(folder, "s")
     store.store_screen("d", (False, ()))
     store.flush()
-    (folder / "s" / "screen.json").unlink()
-    os.mkfifo(folder / "s" / "screen.json")
+    screen = folder / "s" / "screen" / f"{cache_module._shard('d')}.json"
+    screen.unlink()
+    os.mkfifo(screen)
     assert ResultCache(folder, "s").screen("d") is None
