@@ -140,6 +140,8 @@ def test_a_relevant_file_and_a_file_cpython_rejects_load_the_engine(project: Pat
     # importlib.metadata (about 20 ms) is not imported unless an installed package declares
     # a plugin: not without the cache, and not for the cache's key (libcst's version file)
     assert relevant["metadata"] == may_declare(ENTRY_POINT_GROUP)
+    # nor pluggy: the built-in rooms' rules are asked of their modules, as their vocabulary is
+    assert ("pluggy" in relevant["plugin_manager"]) == may_declare(ENTRY_POINT_GROUP)
     assert _probe(project, "check", "relevant.py")["metadata"] == may_declare(ENTRY_POINT_GROUP)
     (project / "broken.py").write_text("x = (\n", encoding="utf-8")
     result = _probe(project, "check", "--no-cache", "broken.py")
