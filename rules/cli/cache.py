@@ -181,7 +181,8 @@ def _engine_stamp() -> list[object]:
     and of the command line (which keys and reads the records): an upgrade rewrites them,
     so summaryguard's own version adds nothing."""
     stamps: list[object] = []
-    for package in ("summaryguard.rules", "summaryguard.rules.engine", "summaryguard.rules.cli", "summaryguard.plugins"):
+    packages = ("summaryguard.rules", "summaryguard.rules.engine", "summaryguard.rules.cli", "summaryguard.plugins")
+    for package in packages:
         module = sys.modules.get(package)
         for folder in getattr(module, "__path__", ()):
             try:
@@ -413,7 +414,8 @@ class ResultCache:
         if not self._set_up():
             return
         for name in sorted(self._screen_dirty):
-            _write_json(self.here / SCREEN_FOLDER / f"{name}.json", {"settings": self.settings, "entries": self._screen[name]})
+            document = {"settings": self.settings, "entries": self._screen[name]}
+            _write_json(self.here / SCREEN_FOLDER / f"{name}.json", document)
         self._screen_dirty.clear()
         if self._modules_dirty and self._modules is not None:
             self._modules_dirty = False

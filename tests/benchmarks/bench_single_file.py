@@ -180,7 +180,8 @@ def main() -> None:
             fill = [sys.executable, "-m", "summaryguard.rules.cli", "check", "--format", "json"]
             time_once([*fill, str(Path(args.cache_of).resolve())], root, env)
             size = sum(p.stat().st_size for p in (root / "cache").rglob("*") if p.is_file())
-            print(f"cache filled by a check of {args.cache_of}: {size / 1e6:.1f} MB in {time.perf_counter() - started:.0f} s")
+            took = time.perf_counter() - started
+            print(f"cache filled by a check of {args.cache_of}: {size / 1e6:.1f} MB in {took:.0f} s")
         for command in commands.values():  # warm the file system caches and write the .pyc files
             time_once(command, root, env)
         walls: dict[str, list[float]] = {label: [] for label in commands}
