@@ -43,7 +43,9 @@ What is cached, and under which key:
   the real-code corpus, and the pre-commit run above read and rewrote it
   whole: 3.8 s against 2.2 s with a cache of that package alone.) Kept to
   :data:`KEEP_FACTS`, those used least recently first (a file's modification
-  time is its last use).
+  time is its last use), down to nine tenths of it once past it. Only files
+  the cache names as its own are deleted, and nothing is written or deleted
+  through a symbolic link put in place of ``facts/`` or ``screen/``.
 
 Stored under ``.summaryguard_cache/`` at the configuration's folder, or under
 ``$SUMMARYGUARD_CACHE_DIR/summaryguard/``: the variable names a folder that
@@ -179,7 +181,8 @@ def _file_stamp(module_name: str) -> list[object]:
 def _engine_stamp() -> list[object]:
     """Size and modification time of every module of the analyzer (rules, engine, plugins)
     and of the command line (which keys and reads the records): an upgrade rewrites them,
-    so summaryguard's own version adds nothing."""
+    so summaryguard's own version adds nothing. Empty when the modules are not files (a
+    zip on ``sys.path``): :func:`settings_key` then names the version instead."""
     stamps: list[object] = []
     packages = ("summaryguard.rules", "summaryguard.rules.engine", "summaryguard.rules.cli", "summaryguard.plugins")
     for package in packages:
@@ -209,7 +212,7 @@ def settings_key(*, rules: Sequence[type], vocabulary_fingerprint: str, config_t
             [getattr(r, "code", ""), r.__module__, r.__qualname__, str(getattr(r, "VERSION", "")), _file_stamp(r.__module__)]
             for r in rules
         ],
-        "engine": _engine_stamp(),
+        "engine": _engine_stamp() or [_version("summaryguard")],
         "vocabulary": vocabulary_fingerprint,
         "config": [config_path, config_text],
     }
@@ -392,17 +395,27 @@ class ResultCache:
 
     def _write_facts(self) -> None:
         """One file per module stored this run, each atomically, marked used in the order
-        of :attr:`_facts` (a file system's clock may give files written together one time)."""
+        of :attr:`_facts` (microseconds apart: a file system's clock may give files written
+        together one time), then the least recently used pruned (see :func:`_prune_facts`)."""
+        folder = self.here / FACTS_FOLDER
+        if not _writable_folder(folder):
+            self._facts.clear()
+            return
         stamp = time.time_ns()
+        names: list[str] = []
         for offset, (key, data) in enumerate(self._facts.items()):
             path = self._facts_file(key)
             if _write_json(path, {"key": key, "data": data}):
+                names.append(path.name)
                 try:
-                    os.utime(path, ns=(stamp + offset, stamp + offset))
+                    os.utime(path, ns=(stamp + offset * 1_000, stamp + offset * 1_000))
                 except OSError:  # pragma: no cover - just written by this process
                     pass
         self._facts.clear()
-        _prune_facts(self.here / FACTS_FOLDER, KEEP_FACTS)
+        # Counting the files lists the folder (17 ms at the limit); a run that writes a few
+        # counts only now and then, by the names it wrote (about one file in 256).
+        if len(names) * 256 >= KEEP_FACTS or any(name.startswith("00") for name in names):
+            _prune_facts(folder, KEEP_FACTS)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -413,9 +426,10 @@ class ResultCache:
             return
         if not self._set_up():
             return
-        for name in sorted(self._screen_dirty):
-            document = {"settings": self.settings, "entries": self._screen[name]}
-            _write_json(self.here / SCREEN_FOLDER / f"{name}.json", document)
+        if self._screen_dirty and _writable_folder(self.here / SCREEN_FOLDER):
+            for name in sorted(self._screen_dirty):
+                document = {"settings": self.settings, "entries": self._screen[name]}
+                _write_json(self.here / SCREEN_FOLDER / f"{name}.json", document)
         self._screen_dirty.clear()
         if self._modules_dirty and self._modules is not None:
             self._modules_dirty = False
@@ -430,6 +444,10 @@ class ResultCache:
             _write_json(self.here / "modules.json", document)
         if self._facts:
             self._write_facts()
+        try:
+            os.utime(self.here)  # its age is its last use: settings folders are pruned by it
+        except OSError:  # pragma: no cover - just set up by this process
+            pass
 
     def _set_up(self) -> bool:
         """Make sure the folders exist and are marked; False if the cache must not write.
@@ -439,7 +457,7 @@ class ResultCache:
         Only settings folders that carry :data:`MARKER` are pruned."""
         if not self.owned():
             return False
-        if (self.here / MARKER).is_file():
+        if os.path.isfile(self.here / MARKER):  # False, not an error, where the folder cannot be searched
             return True
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -550,9 +568,10 @@ def _is_entry_folder(entry: os.DirEntry[str]) -> bool:
 
 
 def _prune_facts(folder: Path, limit: int) -> None:
-    """Delete the facts files of ``folder`` used least recently, beyond ``limit``: only
-    files named as the cache names them. Counting costs a listing of the folder; the
-    dates are read only when there are too many."""
+    """Beyond ``limit`` facts files in ``folder``, delete the least recently used down to
+    nine tenths of it: only files named as the cache names them. Reading their dates
+    costs a stat each (100 ms at 20,000), so the margin keeps the next runs from paying
+    it again at once."""
     try:
         entries = [e for e in os.scandir(folder) if _FACTS_FILE.match(e.name)]
         if len(entries) <= limit:
@@ -560,11 +579,17 @@ def _prune_facts(folder: Path, limit: int) -> None:
         dated = sorted((e.stat(follow_symlinks=False).st_mtime_ns, e.name, e.path) for e in entries)
     except OSError:
         return
-    for _, _, path in dated[: len(dated) - limit]:
+    for _, _, path in dated[: len(dated) - (limit - limit // 10)]:
         try:
             os.unlink(path)
         except OSError:  # pragma: no cover - another run pruned it first
             pass
+
+
+def _writable_folder(folder: Path) -> bool:
+    """Whether the cache may write into ``folder`` of a settings folder: absent (it is
+    created) or a folder, never a symbolic link (whose target the cache did not make)."""
+    return not os.path.islink(folder) and (not os.path.lexists(folder) or os.path.isdir(folder))
 
 
 def _remove_owned_files(folder: Path, owned: re.Pattern[str]) -> None:

@@ -172,6 +172,21 @@ def test_the_settings_key_stamps_the_command_line_and_reads_libcst_s_version_wit
     assert cache_module._version("no_such_distribution_here") == "unknown"
 
 
+def test_an_analyzer_imported_from_a_zip_keys_its_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Modules that are not files (a zip on sys.path) have no size or date to stamp: the
+    key then names summaryguard's version, so an upgrade is still never served stale."""
+    base = dict(rules=all_rules(), vocabulary_fingerprint="v", config_text="", config_path="")
+    asked: list[str] = []
+    monkeypatch.setattr(cache_module, "_version", lambda distribution: asked.append(distribution) or "1.0")
+    stamped = settings_key(**base)
+    assert asked == []  # files stamped: no version asked
+    monkeypatch.setattr(cache_module, "_engine_stamp", lambda: [])
+    zipped = settings_key(**base)
+    assert asked == ["summaryguard"] and zipped != stamped
+    monkeypatch.setattr(cache_module, "_version", lambda distribution: "2.0")
+    assert settings_key(**base) != zipped
+
+
 def test_a_changed_validator_invalidates_the_findings_of_its_callers(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -241,8 +241,10 @@ def test_a_run_reads_the_facts_of_its_modules_and_writes_only_new_ones(
 
 
 def test_two_runs_that_store_facts_keep_each_others(tmp_path: Path) -> None:
-    """Concurrent runs (pre-commit splits the staged files across processes) each write
-    their own files: neither loses what the other stored, as one shared document did."""
+    """Two runs that overlap (both hold what they stored before either writes) each write
+    their own files: neither loses what the other stored, as with one shared document,
+    where the last to write won. (Screen documents are still rewritten whole: an overlap
+    there costs a verdict, a miss the next run computes again.)"""
     first = ResultCache(tmp_path / "cache", "s")
     second = ResultCache(tmp_path / "cache", "s")
     first.store_facts("a", {"n": 1})
@@ -251,3 +253,92 @@ def test_two_runs_that_store_facts_keep_each_others(tmp_path: Path) -> None:
     second.flush()
     third = ResultCache(tmp_path / "cache", "s")
     assert third.facts("a") == {"n": 1} and third.facts("b") == {"n": 2}
+
+
+def test_pruning_leaves_a_margin_and_small_runs_count_the_files_now_and_then(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the limit, the least recently used go down to nine tenths of it, so the runs
+    after do not read every file's date again; a run that wrote a few files lists the
+    folder only when one of their names begins with ``00`` (about one in 256)."""
+    monkeypatch.setattr(cache_module, "KEEP_FACTS", 20)
+    store = ResultCache(tmp_path / "cache", "s")
+    for number in range(25):
+        store.store_facts(f"k{number}", {"n": number})
+    store.flush()
+    folder = tmp_path / "cache" / "s" / cache_module.FACTS_FOLDER
+    assert len(list(folder.iterdir())) == 18
+    listed: list[Path] = []
+    monkeypatch.setattr(cache_module, "_prune_facts", lambda folder, limit: listed.append(folder))
+    monkeypatch.setattr(cache_module, "KEEP_FACTS", 20_000)
+    keys = (f"key {number}" for number in range(100_000))
+    rare = next(k for k in keys if store._facts_file(k).name.startswith("00"))
+    common = next(k for k in keys if not store._facts_file(k).name.startswith("00"))
+    store.store_facts(common, {})
+    store.flush()
+    assert listed == []
+    store.store_facts(rare, {})
+    store.flush()
+    assert listed == [folder]
+
+
+@pytest.mark.parametrize("linked", [cache_module.FACTS_FOLDER, cache_module.SCREEN_FOLDER])
+def test_a_linked_facts_or_screen_folder_is_neither_written_nor_pruned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, linked: str
+) -> None:
+    """The cache writes and deletes only in folders it made: a symbolic link put in place
+    of one leads somewhere it did not make."""
+    monkeypatch.setattr(cache_module, "KEEP_FACTS", 1)
+    store = ResultCache(tmp_path / "cache", "s")
+    store.store_screen("d", (False, ()))
+    store.flush()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    keep = {name: "not the cache's" for name in ("0" * 32 + ".json", "1" * 32 + ".json", "ab.json")}
+    for name, text in keep.items():
+        (elsewhere / name).write_text(text)
+    shutil.rmtree(tmp_path / "cache" / "s" / cache_module.SCREEN_FOLDER)
+    (tmp_path / "cache" / "s" / linked).symlink_to(elsewhere, target_is_directory=True)
+    later = ResultCache(tmp_path / "cache", "s")
+    for key in ("a", "b", "c"):
+        later.store_facts(key, {})
+    later.store_screen("ab" + "0" * 30, (False, ()))
+    later.flush()
+    assert {p.name: p.read_text() for p in elsewhere.iterdir()} == keep
+
+
+def test_a_flush_marks_its_settings_folder_used(tmp_path: Path) -> None:
+    """Settings folders are pruned oldest first by their modification time, and screen
+    verdicts and facts are written into folders below it: a run that writes only those
+    still marks it used."""
+    store = ResultCache(tmp_path / "cache", "s")
+    store.store_screen("d", (False, ()))
+    store.flush()
+    here = tmp_path / "cache" / "s"
+    os.utime(here, (1_600_000_000,) * 2)
+    again = ResultCache(tmp_path / "cache", "s")
+    again.store_screen("e", (False, ()))
+    again.flush()
+    assert here.stat().st_mtime > 1_600_000_000 + 86_400
+
+
+def test_a_settings_folder_that_cannot_be_searched_is_a_cache_that_does_not_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another user's settings folder (mode 000): the check goes on uncached, never an
+    internal error (pathlib's ``is_file`` raises ``PermissionError`` there on 3.10-3.11)."""
+    store = ResultCache(tmp_path / "cache", "s")
+    store.store_screen("d", (False, ()))
+    store.flush()
+    here = str(tmp_path / "cache" / "s")
+    real_stat = os.stat
+
+    def denied(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        if str(path).startswith(here + os.sep):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "stat", denied)
+    later = ResultCache(tmp_path / "cache", "s")
+    later.store_screen("e", (False, ()))
+    later.flush()  # no exception
