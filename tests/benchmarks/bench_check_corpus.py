@@ -404,13 +404,15 @@ def main(argv: list[str] | None = None) -> int:
     except json.JSONDecodeError:
         crashed = True
     else:
-        if (report.get("findings"), report.get("errors")) != (warm_report.get("findings"), warm_report.get("errors")):
+        def outcome(run_report: dict[str, object]) -> tuple[object, object]:
+            return run_report.get("findings"), run_report.get("errors")
+
+        if outcome(report) != outcome(warm_report):
             print("THE WARM RUN DISAGREES WITH THE COLD RUN", file=sys.stderr)
             crashed = True
-        for again_report in rerun_reports:
-            if (report.get("findings"), report.get("errors")) != (again_report.get("findings"), again_report.get("errors")):
-                print("A LATER COLD RUN DISAGREES WITH THE FIRST", file=sys.stderr)
-                crashed = True
+        if any(outcome(report) != outcome(again) for again in rerun_reports):
+            print("A LATER COLD RUN DISAGREES WITH THE FIRST", file=sys.stderr)
+            crashed = True
     print(f"ratio cold / warm: {cold_seconds / warm_seconds:.1f}x (goal: at least 20x)")
     print(f"cold: {lines / cold_seconds:,.0f} lines/s (goal: at least 20,000)")
     if not args.skip_fixit:

@@ -22,7 +22,7 @@ Two files, each checked alone in a fresh process, as a pre-commit hook does:
 each run. ``--cache-of FOLDER`` first fills that cache with a check of a whole tree
 (what CI or a first ``check .`` leaves; the real-code corpus: 41 MB), so the figure
 shows what the cache's own size costs each commit: nothing, when the run reads only
-the entries of its files (a cache in one document made it 2.00 s against 0.34 s).
+the entries of its files (a cache in one document made it 1.95 s against 0.32 s).
 
 Commands alternate within each round and the medians of all rounds are
 compared, so a loaded machine slows both sides alike: read the ratios. The
@@ -52,6 +52,8 @@ from pathlib import Path
 from summaryguard.rules.cli.cache import CACHE_DIR_ENV
 
 GOALS = {"no-vocabulary": 0.5, "relevant": 1.5}
+#: summaryguard's check, as every timed command runs it (``PYTHONPATH`` selects the code).
+CHECK = [sys.executable, "-m", "summaryguard.rules.cli", "check"]
 #: Issue 10: a large file checked alone inside its package costs at most this many times
 #: its own libcst parse (what it imports is analyzed too, as a pre-commit hook's run does).
 IN_PACKAGE_GOAL = 3.0
@@ -169,16 +171,15 @@ def main() -> None:
             "python -c 'import libcst'": [sys.executable, "-c", "import libcst"],
         }
         for case, name in files.items():
-            commands[f"summaryguard {case}"] = [sys.executable, "-m", "summaryguard.rules.cli", "check", "--no-cache", name]
+            commands[f"summaryguard {case}"] = [*CHECK, "--no-cache", name]
             if has_flake8:
                 commands[f"flake8 {case}"] = [sys.executable, "-m", "flake8", name]
-        commands[hook] = [sys.executable, "-m", "summaryguard.rules.cli", "check", "hooked.py"]
+        commands[hook] = [*CHECK, "hooked.py"]
         env = child_environment(root / "pycache")
         env[CACHE_DIR_ENV] = str(root / "cache")
         if args.cache_of is not None:
             started = time.perf_counter()
-            fill = [sys.executable, "-m", "summaryguard.rules.cli", "check", "--format", "json"]
-            time_once([*fill, str(Path(args.cache_of).resolve())], root, env)
+            time_once([*CHECK, "--format", "json", str(Path(args.cache_of).resolve())], root, env)
             size = sum(p.stat().st_size for p in (root / "cache").rglob("*") if p.is_file())
             took = time.perf_counter() - started
             print(f"cache filled by a check of {args.cache_of}: {size / 1e6:.1f} MB in {took:.0f} s")
@@ -235,7 +236,7 @@ def in_package(args: argparse.Namespace) -> None:
         print(f"in-package case skipped: no {path}")
         return
     source = path.read_bytes()
-    command = [sys.executable, "-m", "summaryguard.rules.cli", "check", "--no-cache", "--format", "json", name]
+    command = [*CHECK, "--no-cache", "--format", "json", name]
     with tempfile.TemporaryDirectory(prefix="sg_bench_pyc_") as pycache:
         env = child_environment(Path(pycache))
         time_once(command, package, env)  # .pyc files written, file system warm
@@ -269,7 +270,7 @@ def edited_in_package(package: Path, name: str, runs: int) -> float:
         shutil.copytree(package, copy, ignore=shutil.ignore_patterns(".summaryguard_cache", "__pycache__"))
         env = child_environment(root / "pycache")
         env[CACHE_DIR_ENV] = str(root / "cache")
-        command = [sys.executable, "-m", "summaryguard.rules.cli", "check", "--format", "json", name]
+        command = [*CHECK, "--format", "json", name]
         time_once(command, copy, env)  # the cache filled: every module's screening and results
         walls = []
         for round_number in range(runs):
