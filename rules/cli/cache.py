@@ -372,7 +372,7 @@ class ResultCache:
     def facts(self, key: str) -> object | None:
         """The stored facts data of module ``key`` (its digest and name), unchecked: the
         engine reads it back (:meth:`~.engine.ScreenFacts.from_json`), or None. A file
-        read is marked as used now (its modification time), for :meth:`_prune_facts`."""
+        read is marked as used now (its modification time), for :func:`_prune_facts`."""
         pending = self._facts.pop(key, None)
         if pending is not None:
             self._facts[key] = pending  # used last: written last
