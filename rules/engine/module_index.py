@@ -39,7 +39,7 @@ from typing import Any
 from .cpython_tree import statements_below
 from .names import dotted_cpython
 
-__all__ = ["Entry", "entries_from_json", "index_entries", "kept"]
+__all__ = ["JSON_ARRAYS", "Entry", "entries_from_json", "index_entries", "kept"]
 
 Entry = tuple
 
@@ -48,8 +48,9 @@ _COMPOUND = frozenset(
     {ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, getattr(ast, "TryStar", ast.Try), ast.With, ast.AsyncWith, ast.Match}
 )
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-#: JSON gives lists; the entries as made are tuples (a worker hands them over pickled).
-_SEQUENCES = (list, tuple)
+#: What a JSON array of the cache can be: JSON gives lists; the data as made holds tuples
+#: (a worker hands them over pickled; a cache entry stored and read in one run stays as made).
+JSON_ARRAYS = (list, tuple)
 
 
 def index_entries(tree: ast.Module) -> tuple[Entry, ...]:
@@ -133,7 +134,7 @@ def kept(entries: Sequence[Entry], blanked: Sequence[tuple[int, int]]) -> tuple[
 def entries_from_json(data: object) -> tuple[Entry, ...] | None:
     """Entries back from their JSON lists, or None when the data does not have their
     shape (a damaged cache entry is a miss, never a wrong index)."""
-    if not isinstance(data, _SEQUENCES):
+    if not isinstance(data, JSON_ARRAYS):
         return None
     entries: list[Entry] = []
     functions = 0
@@ -147,7 +148,7 @@ def entries_from_json(data: object) -> tuple[Entry, ...] | None:
 
 
 def _entry(item: Any, functions: int) -> Entry | None:
-    if not isinstance(item, _SEQUENCES) or not item or type(item[0]) is not str or len(item) < 3 or type(item[1]) is not int:
+    if not isinstance(item, JSON_ARRAYS) or not item or type(item[0]) is not str or len(item) < 3 or type(item[1]) is not int:
         return None
     kind, line = item[0], item[1]
     if kind == "import" and len(item) == 3:
@@ -163,26 +164,26 @@ def _entry(item: Any, functions: int) -> Entry | None:
         return None
     if type(parent) is not int or not -1 <= parent < functions:
         return None
-    if not (_strings(params) and _strings(decorators) and isinstance(annotations, _SEQUENCES)):
+    if not (_strings(params) and _strings(decorators) and isinstance(annotations, JSON_ARRAYS)):
         return None
-    if not all(isinstance(a, _SEQUENCES) and len(a) == 2 and _strings(a) for a in annotations):
+    if not all(isinstance(a, JSON_ARRAYS) and len(a) == 2 and _strings(a) for a in annotations):
         return None
     return (kind, line, qualname, name, class_name, parent, tuple(params), tuple(tuple(a) for a in annotations), tuple(decorators))
 
 
 def _names(value: object) -> tuple[tuple[str, str | None], ...] | None:
-    if not isinstance(value, _SEQUENCES):
+    if not isinstance(value, JSON_ARRAYS):
         return None
     names = []
     for pair in value:
-        if not (isinstance(pair, _SEQUENCES) and len(pair) == 2 and type(pair[0]) is str and (pair[1] is None or type(pair[1]) is str)):
+        if not (isinstance(pair, JSON_ARRAYS) and len(pair) == 2 and type(pair[0]) is str and (pair[1] is None or type(pair[1]) is str)):
             return None
         names.append((pair[0], pair[1]))
     return tuple(names)
 
 
 def _strings(value: object) -> bool:
-    return isinstance(value, _SEQUENCES) and all(type(item) is str for item in value)
+    return isinstance(value, JSON_ARRAYS) and all(type(item) is str for item in value)
 
 
 def _named_lambda(stmt: ast.AST) -> tuple[str, ast.Lambda] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import libcst as cst
 import pytest
 
 from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules, bodies
-from summaryguard.rules.engine.analyzer import _skeleton_from_json, _skeleton_to_json
+from summaryguard.rules.engine.analyzer import _skeleton_from_json
 from summaryguard.rules.engine.grammar import tree_positions
 from summaryguard.rules.engine.names import module_name_for
 from summaryguard.rules.engine.outline import outline_skeleton, skeleton
@@ -201,7 +202,8 @@ def test_cached_import_lines_come_back_or_the_entry_is_a_miss() -> None:
     tree = ast.parse(RECOVERY)
     outline_of = skeleton(RECOVERY, tree)
     lines = RECOVERY.count("\n") + 1
-    data = _skeleton_to_json(outline_of)
+    assert _skeleton_from_json(outline_of, lines) == outline_of  # as stored in this run
+    data = json.loads(json.dumps(outline_of))  # as read back from the cache's file
     assert _skeleton_from_json(data, lines) == outline_of
     by_name = {item[1]: item for item in outline_of}
     assert by_name["load_latest"][5] and by_name["guarded_import"][5] is None and by_name["shared_line"][5] is None
