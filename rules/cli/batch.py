@@ -491,10 +491,37 @@ def pool_failure(work: str, workers: int, exc: BaseException) -> str:
 
 
 def _chunks(items: list[tuple[str, str]], workers: int) -> list[list[tuple[str, str]]]:
-    """Contiguous chunks, a few per worker: large enough that pickling and
-    scheduling cost little, small enough to balance uneven files."""
-    size = max(1, -(-len(items) // (workers * 4)))
-    return [items[i : i + size] for i in range(0, len(items), size)]
+    """``items`` in contiguous chunks of decreasing text: each takes a share
+    of what is left (a ``workers``-th of its half), down to :data:`MIN_CHUNK_CHARS` (or a
+    quarter of a worker's share of a run with less text). The
+    workers take chunks as they finish the last one, so they end together within a small
+    chunk's time.
+
+    Why: a few chunks of equal file counts left one worker screening alone at the end for
+    as long as its last chunk took (the real-code corpus: 1.4-1.6 s of a 9-11 s screening,
+    in eight chunks; now 0.15-0.2 s). The order stays the given one (a package's files
+    together): the same chunks dealt largest file first cost 10% more CPU, three runs each."""
+    left = sum(len(text) for _, text in items)
+    smallest = max(1, min(MIN_CHUNK_CHARS, left // (4 * workers)))  # little text: still a few per worker
+    chunks: list[list[tuple[str, str]]] = []
+    start = weight = 0
+    share = max(smallest, left // (2 * workers))
+    for end, (_, text) in enumerate(items, 1):
+        weight += len(text)
+        if weight >= share:
+            chunks.append(items[start:end])
+            left -= weight
+            start, weight = end, 0
+            share = max(smallest, left // (2 * workers))
+    if start < len(items):
+        chunks.append(items[start:])
+    return chunks
+
+
+#: The least text a chunk of screening holds (unless it holds the rest, or the run holds
+#: little): pickling a chunk and its results costs about a millisecond, its screening
+#: about a second per megabyte.
+MIN_CHUNK_CHARS = 200_000
 
 
 def _context() -> Any:

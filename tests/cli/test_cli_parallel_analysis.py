@@ -467,3 +467,42 @@ def test_the_command_line_warns_once_of_a_pool_that_cannot_start(
         "summaryguard: warning: the analysis ran in one process: 2 worker processes could not start "
         "(OSError: [Errno 38] Function not implemented)",
     ]
+
+
+def _finish_times(chunks: list[list[tuple[str, str]]], workers: int) -> list[int]:
+    """When each worker of a pool ends, the chunks taken in order by whichever is free, a
+    chunk costing its text's length."""
+    ends = [0] * workers
+    for chunk in chunks:
+        free = ends.index(min(ends))
+        ends[free] += sum(len(text) for _, text in chunk)
+    return ends
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sizes=st.lists(st.integers(min_value=0, max_value=60_000), max_size=3_000),
+    workers=st.integers(min_value=2, max_value=8),
+)
+def test_screening_chunks_keep_the_order_and_end_the_workers_together(sizes: list[int], workers: int) -> None:
+    items = [(f"m{index}.py", "x" * size) for index, size in enumerate(sizes)]
+    chunks = batch_module._chunks(items, workers)
+    assert [item for chunk in chunks for item in chunk] == items
+    assert all(chunks)
+    ends = _finish_times(chunks, workers)
+    # one worker never screens alone for longer than a small chunk and one file take
+    assert max(ends) - min(ends) <= batch_module.MIN_CHUNK_CHARS + max(sizes, default=0) or len(chunks) < workers
+
+
+def test_screening_chunks_end_the_workers_together_when_the_large_files_come_together() -> None:
+    # one package of large modules, then many small ones: equal counts per chunk gave one
+    # worker every large file while the other ran out of work
+    items = [(f"big{index}.py", "x" * 60_000) for index in range(51)]
+    items += [(f"small{index}.py", "x" * 500) for index in range(350)]
+    ends = _finish_times(batch_module._chunks(items, 2), 2)
+    assert max(ends) - min(ends) <= batch_module.MIN_CHUNK_CHARS + 60_000
+
+
+def test_screening_chunks_of_little_text_still_spread_over_the_workers() -> None:
+    items = [(f"m{index}.py", "x" * 100) for index in range(100)]
+    assert len(batch_module._chunks(items, 2)) >= 4
