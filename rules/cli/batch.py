@@ -491,11 +491,11 @@ def pool_failure(work: str, workers: int, exc: BaseException) -> str:
 
 
 def _chunks(items: list[tuple[str, str]], workers: int) -> list[list[tuple[str, str]]]:
-    """``items`` in contiguous chunks of decreasing text: each takes a share
-    of what is left (a ``workers``-th of its half), down to :data:`MIN_CHUNK_CHARS` (or a
-    quarter of a worker's share of a run with less text). The
-    workers take chunks as they finish the last one, so they end together within a small
-    chunk's time.
+    """``items`` in contiguous chunks of decreasing text: each takes a share of what is
+    left (a ``workers``-th of its half), down to :data:`MIN_CHUNK_CHARS` (or a quarter of a
+    worker's share of a run with less text), and a file that would take a chunk past its
+    share begins the next one. The workers take chunks as they finish the last one, so
+    they end together within a small chunk's and one file's time.
 
     Why: a few chunks of equal file counts left one worker screening alone at the end for
     as long as its last chunk took (the real-code corpus: 1.4-1.6 s of a 9-11 s screening,
@@ -506,12 +506,17 @@ def _chunks(items: list[tuple[str, str]], workers: int) -> list[list[tuple[str, 
     chunks: list[list[tuple[str, str]]] = []
     start = weight = 0
     share = max(smallest, left // (2 * workers))
-    for end, (_, text) in enumerate(items, 1):
-        weight += len(text)
-        if weight >= share:
+    for end, (_, text) in enumerate(items):
+        if weight and weight + len(text) > share:  # a large file after small ones: not in their chunk
             chunks.append(items[start:end])
             left -= weight
             start, weight = end, 0
+            share = max(smallest, left // (2 * workers))
+        weight += len(text)
+        if weight >= share:
+            chunks.append(items[start : end + 1])
+            left -= weight
+            start, weight = end + 1, 0
             share = max(smallest, left // (2 * workers))
     if start < len(items):
         chunks.append(items[start:])

@@ -104,8 +104,9 @@ class ScreenFacts:
     index: tuple[Entry, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON data, for the result cache: a module that did not change is not
-        parsed by CPython again in the next run that analyzes it (:meth:`from_json`)."""
+        """Data the JSON encoder writes as it is (tuples become arrays), for the result
+        cache: a module that did not change is not parsed by CPython again in the next
+        run that analyzes it (:meth:`from_json`)."""
         return {
             "depth": self.scan.depth,
             "functions": {q: [list(w.words), list(w.calls)] for q, w in self.scan.functions.items()},
