@@ -507,17 +507,12 @@ def _chunks(items: list[tuple[str, str]], workers: int) -> list[list[tuple[str, 
     start = weight = 0
     share = max(smallest, left // (2 * workers))
     for end, (_, text) in enumerate(items):
-        if weight and weight + len(text) > share:  # a large file after small ones: not in their chunk
+        if weight and weight + len(text) > share:  # this file begins the next chunk
             chunks.append(items[start:end])
             left -= weight
             start, weight = end, 0
             share = max(smallest, left // (2 * workers))
         weight += len(text)
-        if weight >= share:
-            chunks.append(items[start : end + 1])
-            left -= weight
-            start, weight = end + 1, 0
-            share = max(smallest, left // (2 * workers))
     if start < len(items):
         chunks.append(items[start:])
     return chunks
