@@ -16,11 +16,13 @@ whole run (SPEC §3.1.2).
 # a run's NamedTuples: typing.NamedTuple compiles every annotation it is given as a
 # string (a ForwardRef each), a few times the cost of the class itself. Names that only
 # a type checker sees are quoted.
+import os
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
 __all__ = [
     "BaselineStats", "ErrorLike", "FindingLike", "ReadError", "Report", "RuleInfo", "TraceStepLike", "displayable",
+    "step_path",
 ]
 
 
@@ -42,6 +44,18 @@ def displayable(text: str) -> str:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:  # a lone surrogate that no file name decodes to
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def step_path(path: str, finding_path: str, cwd: str) -> str:
+    """Where a trace step is, written as the finding's own path is: a step in a module the
+    run found through an import (a context module, which the engine names by its absolute
+    path) is shown relative to ``cwd`` when the finding's path is relative and the module
+    lies below ``cwd``, as the user would have typed it. Otherwise the path is shown as it
+    is. SARIF makes the same choice for its URIs (``formats.sarif.artifact_location``)."""
+    if not os.path.isabs(path) or os.path.isabs(finding_path):
+        return path
+    prefix = cwd if cwd.endswith(os.sep) else cwd + os.sep
+    return path[len(prefix) :] if path.startswith(prefix) else path
 
 
 class FindingLike(Protocol):

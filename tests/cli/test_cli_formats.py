@@ -5,10 +5,14 @@ from __future__ import annotations
 import io
 import json
 import os
+from pathlib import Path
+
+import pytest
 
 from summaryguard.rules.engine.findings import FileError, Finding, TraceStep
+from summaryguard.rules.cli import main
 from summaryguard.rules.cli.formats import FORMATS, write_report
-from summaryguard.rules.cli.report import ReadError, Report
+from summaryguard.rules.cli.report import ReadError, Report, step_path
 
 TRACE_B = (TraceStep("b.py", 2, "`ctx` is resumed state"), TraceStep("b.py", 3, "SG201: reported here"))
 FINDING_B = Finding(
@@ -105,3 +109,58 @@ def test_the_trace_is_sarif_code_flows_and_text_under_show_trace() -> None:
     shown = Report.build([FINDING_B], [], files=1, seconds=0.1, show_trace=True)
     lines = render(shown, "text").splitlines()
     assert lines[1:3] == ["    b.py:2: `ctx` is resumed state", "    b.py:3: SG201: reported here"]
+
+
+def test_a_step_in_an_imported_module_is_written_as_the_finding_path_is(tmp_path: Path) -> None:
+    """The engine names a context module by its absolute path: shown relative to the
+    current folder when the finding's own path is relative, as it is when that is absolute."""
+    inside, outside = str(tmp_path / "pkg" / "recovery.py"), os.path.join(os.sep, "elsewhere", "recovery.py")
+    assert step_path(inside, "pkg/loop.py", str(tmp_path)) == os.path.join("pkg", "recovery.py")
+    assert step_path(inside, "pkg/loop.py", str(tmp_path) + os.sep) == os.path.join("pkg", "recovery.py")
+    assert step_path(inside, str(tmp_path / "pkg" / "loop.py"), str(tmp_path)) == inside
+    assert step_path(outside, "pkg/loop.py", str(tmp_path)) == outside
+    assert step_path("pkg/loop.py", "pkg/loop.py", str(tmp_path)) == "pkg/loop.py"
+    assert step_path(str(tmp_path) + "x" + os.sep + "a.py", "a.py", str(tmp_path)) == str(tmp_path) + "x" + os.sep + "a.py"
+
+
+SOFT_VALIDATOR = """\
+import logging
+
+
+def verify(checkpoint, summary):
+    if summary.generation != checkpoint.summary_generation:
+        logging.warning("stale summary")
+"""
+CALLER = """\
+from pkg.recovery import verify
+
+
+def resume_run(agent, checkpoint):
+    summary = checkpoint.summary
+    verify(checkpoint, summary)
+    return agent.resume(summary)
+"""
+
+
+def test_show_trace_and_json_name_the_imported_module_as_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A soft check in an imported module (SG104 at the caller, the check itself a step of
+    the trace in the other module): its step reads ``pkg/recovery.py`` beside
+    ``pkg/loop.py``, not the absolute path the import resolved to."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "recovery.py").write_text(SOFT_VALIDATOR)
+    (tmp_path / "pkg" / "loop.py").write_text(CALLER)
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--no-cache", "--jobs", "1", "--show-trace", "pkg/loop.py"]) == 1
+    text = capsys.readouterr().out
+    assert f"    {os.path.join('pkg', 'recovery.py')}:5: the soft check\n" in text
+    assert str(tmp_path) not in text
+    assert main(["check", "--no-cache", "--jobs", "1", "--format", "json", "pkg/loop.py"]) == 1
+    steps = {s["path"] for f in json.loads(capsys.readouterr().out)["findings"] for s in f["trace"]}
+    assert steps == {"pkg/loop.py", os.path.join("pkg", "recovery.py")}
+    absolute = str(tmp_path / "pkg" / "loop.py")
+    assert main(["check", "--no-cache", "--jobs", "1", "--format", "json", absolute]) == 1
+    steps = {s["path"] for f in json.loads(capsys.readouterr().out)["findings"] for s in f["trace"]}
+    assert steps == {absolute, str(tmp_path / "pkg" / "recovery.py")}

@@ -10,9 +10,10 @@ valid UTF-8: the bytes of a file name that is not UTF-8 are written as
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, TextIO
 
-from ..report import Report, displayable
+from ..report import Report, displayable, step_path
 
 __all__ = ["SCHEMA_VERSION", "report_to_dict", "write_json"]
 
@@ -21,6 +22,7 @@ SCHEMA_VERSION = 1
 
 def report_to_dict(report: Report) -> dict[str, Any]:
     """The report as plain data, ready for :func:`json.dumps`."""
+    cwd = os.getcwd()
     return {
         "version": SCHEMA_VERSION,
         "findings": [
@@ -34,7 +36,11 @@ def report_to_dict(report: Report) -> dict[str, Any]:
                 "name": f.name,
                 "message": displayable(f.message),
                 "trace": [
-                    {"path": displayable(step.path), "line": step.line, "note": displayable(step.note)}
+                    {
+                        "path": displayable(step_path(step.path, f.path, cwd)),
+                        "line": step.line,
+                        "note": displayable(step.note),
+                    }
                     for step in f.trace
                 ],
             }

@@ -21,10 +21,11 @@ line of output.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import TextIO
 
-from ..report import ErrorLike, FindingLike, Report, displayable
+from ..report import ErrorLike, FindingLike, Report, displayable, step_path
 
 __all__ = ["baseline_line", "escape", "format_error", "format_finding", "summary_line", "write_text"]
 
@@ -73,9 +74,12 @@ def format_finding(finding: FindingLike) -> str:
     return f"{path}:{finding.line}:{finding.column}: {escape(finding.code)} [{escape(finding.name)}] {message}"
 
 
-def format_trace(finding: FindingLike) -> list[str]:
+def format_trace(finding: FindingLike, cwd: str) -> list[str]:
     """The evidence chain under a finding (``--show-trace``), one indented line per step."""
-    return [f"    {displayable(step.path)}:{step.line}: {displayable(step.note)}" for step in finding.trace]
+    return [
+        f"    {displayable(step_path(step.path, finding.path, cwd))}:{step.line}: {displayable(step.note)}"
+        for step in finding.trace
+    ]
 
 
 def format_error(error: ErrorLike) -> str:
@@ -114,10 +118,11 @@ def baseline_line(report: Report) -> str | None:
 
 
 def write_text(report: Report, stream: TextIO) -> None:
+    cwd = os.getcwd() if report.show_trace else ""
     for finding in report.findings:
         stream.write(format_finding(finding) + "\n")
         if report.show_trace:
-            for line in format_trace(finding):
+            for line in format_trace(finding, cwd):
                 stream.write(line + "\n")
     for error in report.errors:
         stream.write(format_error(error) + "\n")
