@@ -128,6 +128,13 @@ _LLM_ON_RECEIVER = frozenset(
 _LLM_MODULES = ("openai", "anthropic", "litellm", "langchain", "langchain_core", "langchain_openai",
                 "langchain_anthropic", "google.generativeai", "google.genai", "ollama", "mistralai", "cohere")
 _GENERIC_COMPACTION = frozenset({"compact", "acompact", "summarize", "asummarize"})
+#: Keyword arguments of a model call that describe the answer's shape or the tools the model
+#: may call (the parameters of the model APIs, not the user's names): their text documents a
+#: field ("a brief summary of the plan"), it does not ask the model to summarize its input.
+_SCHEMA_KEYWORDS = frozenset({
+    "tools", "functions", "tool_choice", "function_call", "response_format", "response_model", "response_schema",
+    "output_schema", "output_type", "json_schema", "schema", "text_format",
+})
 _NOT_RECORD_CLASS = re.compile(r"(Message|MessageChunk|Prompt|PromptTemplate|Error|Exception|Warning)$")
 _LOG_CALLS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print"})
 #: The summary protocol: reading one of these makes a value a summary, whatever it is called.
@@ -593,7 +600,7 @@ class _Analysis:
                 return True
             # ``x.summarize(...)`` / ``x.compact(...)`` is any object's method: only an
             # instruction in its input says it summarizes (what it is called says nothing).
-            return any(self._instruction(a.value, view) for a in call.args)
+            return self._asks_to_summarize(call, view)
         callee = self.project.resolve(func, view.fn) if depth < 3 else None
         if callee is not None and self.returns_summary(callee, depth + 1):
             return True
@@ -610,7 +617,15 @@ class _Analysis:
             (last in _LLM_ON_RECEIVER or last in _LLM_ANY) and self._receiver_is_model(func, view)
         ) and not self._object_runs_model(call, view.fn):
             return False  # (no arguments: no instruction to carry)
-        return any(self._instruction(a.value, view) for a in call.args)
+        return self._asks_to_summarize(call, view)
+
+    def _asks_to_summarize(self, call: cst.Call, view: _Fn) -> bool:
+        """A summarization instruction reaches the model as its input: an argument other
+        than a schema of its answer or of its tools (:data:`_SCHEMA_KEYWORDS`)."""
+        return any(
+            self._instruction(a.value, view) for a in call.args
+            if a.keyword is None or a.keyword.value not in _SCHEMA_KEYWORDS
+        )
 
     def _receiver_root(self, func: cst.BaseExpression) -> cst.BaseExpression | None:
         """The object a method call's receiver chain starts from: ``client`` in
