@@ -12,9 +12,9 @@ class RecompactUnreconciledSummary(LintRule):
     Flags a compaction call (an LLM call asked to summarize, langmem's
     ``summarize_messages(..., running_summary=...)``, a configured
     compaction call, or your own summarizer) whose input contains an earlier
-    summary (``state["summary"]``, ``checkpoint.summary``, a
-    ``previous_summary`` parameter, a prompt built from one) when no check
-    that this summary is generation-consistent dominates the call.
+    summary (``state["summary"]``, ``checkpoint.summary``, a parameter its
+    callers fill with one, a prompt built from one) when no check that this
+    summary is generation-consistent dominates the call.
 
     ## Why is this bad?
     Compaction is not idempotent: re-summarizing a summary compounds what the
