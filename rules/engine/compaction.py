@@ -222,6 +222,11 @@ def _bindings(body: Iterable[Stmt]) -> dict[str, list[cst.BaseExpression]]:
                 _bind(table, target.target, stmt.value)
         elif kind is cst.AnnAssign and stmt.value is not None:
             _bind(table, stmt.target, stmt.value)
+        elif kind is cst.AugAssign and type(stmt.operator) is cst.AddAssign:
+            # ``prompt += f"Earlier summary: {previous}"``, ``text += chunk``: the name now
+            # holds what it held and what is added (a prompt built piece by piece, a
+            # streamed answer gathered)
+            _bind(table, stmt.target, stmt.value)
         elif kind is cst.With:
             for item in stmt.items:
                 if item.asname is not None:
