@@ -464,6 +464,7 @@ class _Analysis:
         self._compaction_locks: dict[FunctionInfo, frozenset[str] | None] = {}
         self._constants: dict[str, dict[str, list[cst.BaseExpression]]] = {}
         self._classes: dict[str, dict[str, cst.ClassDef]] = {}
+        self._class_constants: dict[tuple[str, str], dict[str, list[cst.BaseExpression]]] = {}
         self.hierarchy = ClassIndex(project)
         self._instances: dict[tuple[object, ...], frozenset[ProjectClass | str] | None] = {}
         self._model_runs: dict[tuple[object, ...], bool] = {}
@@ -477,6 +478,16 @@ class _Analysis:
         found = self._constants.get(module.path)
         if found is None:
             found = self._constants[module.path] = _bindings(statements(module.tree))
+        return found
+
+    def class_constants(self, module: ModuleInfo, class_name: str) -> dict[str, list[cst.BaseExpression]]:
+        """What the body of the module's class ``class_name`` binds (``DEFAULT_PROMPT = "..."``):
+        ``self.DEFAULT_PROMPT`` may read it, as it may read what a method assigns to it."""
+        key = (module.path, class_name)
+        found = self._class_constants.get(key)
+        if found is None:
+            node = self.classes(module).get(class_name)
+            found = self._class_constants[key] = _bindings(statements(node.body)) if node is not None else {}
         return found
 
     def classes(self, module: ModuleInfo) -> dict[str, cst.ClassDef]:
@@ -1068,6 +1079,11 @@ class _Analysis:
                 if type(n.value) is cst.Name and n.value.value in ("self", "cls") and fn.class_name:
                     for value, owner in self.attribute_values(fn, n.attr.value):
                         yield value, self.view(owner)
+                    constants = self.class_constants(module, fn.class_name).get(n.attr.value)
+                    if constants and module.functions:
+                        top = self.view(module.functions[0])  # a class body runs in the module's scope
+                        for value in constants:
+                            yield value, top
                 elif type(n.value) is cst.Name and id(n.value) not in skip:
                     fields = self._field_values(n.value.value, n.attr.value, view)
                     if fields is not None:

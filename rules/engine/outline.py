@@ -145,19 +145,6 @@ def outline_skeleton(
             return True
         return evidence(joined) or any(w in joined for w in _CONCURRENCY)
 
-    def dispatches(items: Skeleton, prefix: str) -> bool:
-        """Whether a method among ``items`` uses a concurrency word (its own words)."""
-        for is_def, name, *_ in items:
-            words = file_scan.functions.get(f"{prefix}.{name}") if is_def else None
-            if words is not None and any(w in "\n".join(words.words) for w in _CONCURRENCY):
-                return True
-        return False
-
-    def builds(qualname: str) -> bool:
-        """Whether a function calls a constructor (a capitalized name)."""
-        words = file_scan.functions.get(qualname)
-        return words is not None and any(c[:1].isupper() for c in words.calls)
-
     def visit(items: Skeleton, prefix: str, whole: bool = False) -> bool:
         """Collect blankable spans under ``items``; whether anything under them is kept.
         ``whole``: inside a kept function of a lending module, whose closures are part of
@@ -186,13 +173,14 @@ def outline_skeleton(
             else:
                 before = len(spans)
                 inner = visit(children, f"{prefix}.{name}", whole)
-                if inner and (dispatches(children, f"{prefix}.{name}") or builds(f"{prefix}.{name}.__init__")):
-                    # a class whose methods are analyzed keeps its constructor when it starts
-                    # background work, or when the constructor builds its attributes: whether an
-                    # instance dispatches at all can depend on what it was built with
-                    # (``self.agent = agent`` ... ``if self.agent: spawn(...)``, and the caller's
-                    # ``self.trimmer = Trimmer(None)``; see .inflight)
-                    init = [c[3] for c in children if c[0] and c[1] == "__init__" and c[3] is not None]
+                if inner:
+                    # a class whose methods are analyzed keeps its constructor: what they read of
+                    # ``self`` comes from it (``self._template = template or self.BASE_TEMPLATE``,
+                    # a prompt that asks for a summary), and whether an instance dispatches at
+                    # all can depend on what it was built with (``self.agent = agent`` ...
+                    # ``if self.agent: spawn(...)``, and the caller's ``self.trimmer =
+                    # Trimmer(None)``; see .inflight)
+                    init = [c[3] for c in children if c[0] and c[1] in _CONSTRUCTORS and c[3] is not None]
                     spans[before:] = [sp for sp in spans[before:] if sp not in init]
                 kept = inner or kept
         return kept

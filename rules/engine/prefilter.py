@@ -49,8 +49,10 @@ _TEXT = {
     "C": ("checkpoint", "Checkpoint", "ckpt"),
     "L": ("from_dict", "from_json", "model_validate", "load(", "loads("),
     "T": ("tool", "Tool"),
-    # compaction (SG301-SG304): the conversation or model a summary is made from
-    "K": ("messages", "turns", "transcript", "conversation", "history", "llm", "invoke(", "completions", "compact"),
+    # compaction (SG301-SG304): the conversation or model a summary is made from (the model
+    # calls of the SDKs: OpenAI's completions, Anthropic's messages, Gemini's generate_content)
+    "K": ("messages", "turns", "transcript", "conversation", "history", "llm", "invoke(", "completions", "compact",
+          "generate_content"),
 }
 #: The same groups spelled as code words (no punctuation).
 _WORDS = {
@@ -65,7 +67,8 @@ _WORDS = {
     "G": ("generation", "partial", "verbatim", "complete"),
     "M": ("summar", "Summar", "verbatim_refs", "drop_manifest"),
     "T": ("tool", "Tool"),
-    "K": ("messages", "turns", "transcript", "conversation", "history", "llm", "invoke", "completions", "compact"),
+    "K": ("messages", "turns", "transcript", "conversation", "history", "llm", "invoke", "completions", "compact",
+          "generate_content"),
 }
 
 

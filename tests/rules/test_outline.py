@@ -131,7 +131,9 @@ def test_a_kept_function_of_a_lending_module_keeps_its_closures() -> None:
     assert "return x" not in result  # a function that dispatches nothing is blanked, closures too
 
 
-def test_a_class_keeps_its_constructor_when_it_dispatches_or_builds() -> None:
+def test_a_class_whose_methods_are_kept_keeps_its_constructor() -> None:
+    """What a kept method reads of ``self`` comes from the constructor (a prompt template, the
+    agent a method dispatches): a class with a kept method keeps it; a class without one does not."""
     text = textwrap.dedent(
         """\
         class Spawner:
@@ -158,12 +160,22 @@ def test_a_class_keeps_its_constructor_when_it_dispatches_or_builds() -> None:
 
             def run(self, checkpoint):
                 return checkpoint
+
+
+        class Unrelated:
+            def __init__(self, width):
+                self.width = width
+
+            def area(self, height):
+                return self.width * height
         """
     )
     result = _outline(text)
     assert "self.agent = agent" in result  # a method submits work
     assert "self.spawner = Spawner(None)" in result  # the constructor builds an attribute
-    assert "self.n = n" not in result
+    assert "self.n = n" in result  # ``run`` is kept: its class's constructor is too
+    assert "self.width = width" not in result  # nothing of the class is kept
+    assert "return self.width * height" not in result
 
 
 def test_imports_and_functions_in_except_and_case_blocks_are_seen() -> None:
