@@ -250,6 +250,42 @@ def _strings(node: cst.CSTNode) -> Iterator[str]:
             yield n.value
 
 
+#: Where a string documents something rather than asks the model for it: ``Field(description=...)``,
+#: a JSON schema's ``{"description": ...}`` (the words of pydantic and of the model APIs' schemas).
+_DOCUMENTING = frozenset({"description", "title", "examples"})
+
+
+def _documenting(node: cst.CSTNode) -> set[int]:
+    """The ids of the nodes under ``node`` that document a field or a parameter
+    (:data:`_DOCUMENTING`): "accepts an optional 'summary' key" describes a setting, it asks
+    the model to summarize nothing. Empty for nearly every prompt."""
+    found: set[int] = set()
+    for n in iter_exprs(node):
+        kind = type(n)
+        if kind is cst.Arg and n.keyword is not None and n.keyword.value in _DOCUMENTING:
+            found.update(id(inner) for inner in iter_exprs(n.value))
+        elif kind is cst.DictElement and type(n.key) is cst.SimpleString and string_value(n.key) in _DOCUMENTING:
+            found.update(id(inner) for inner in iter_exprs(n.value))
+    return found
+
+
+def _prompt_strings(node: cst.CSTNode, documenting: set[int]) -> Iterator[str]:
+    """:func:`_strings` of ``node`` but those under the ``documenting`` nodes."""
+    if not documenting:
+        yield from _strings(node)
+        return
+    for n in iter_exprs(node):
+        if id(n) in documenting:
+            continue
+        kind = type(n)
+        if kind is cst.SimpleString:
+            value = string_value(n)
+            if isinstance(value, str):
+                yield value
+        elif kind is cst.FormattedStringText:
+            yield n.value
+
+
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
@@ -1053,26 +1089,31 @@ class _Analysis:
         return found
 
     def _find_instruction(self, expr: cst.CSTNode, view: _Fn, depth: int) -> bool:
+        documenting = _documenting(expr)
         if any(
-            _INSTRUCTION.search(s) and (not _TOKEN.fullmatch(s) or _TEMPLATE_FILE.search(s)) for s in _strings(expr)
+            _INSTRUCTION.search(s) and (not _TOKEN.fullmatch(s) or _TEMPLATE_FILE.search(s))
+            for s in _prompt_strings(expr, documenting)
         ):
             return True
         if depth >= 5:
             self._instr_cut = True
             return False
-        for value, where in self._sources(expr, view):
+        for value, where in self._sources(expr, view, documenting):
             if value is not expr and self._instruction(value, where, depth + 1):
                 return True
         return False
 
-    def _sources(self, expr: cst.CSTNode, view: _Fn) -> Iterator[tuple[cst.CSTNode, _Fn]]:
+    def _sources(self, expr: cst.CSTNode, view: _Fn, documenting: set[int]) -> Iterator[tuple[cst.CSTNode, _Fn]]:
         """Where the values an expression reads come from, each with the function it
         is evaluated in: bindings, parameter defaults, module and imported constants,
-        ``self`` attributes set by the class, and the returns of project functions."""
+        ``self`` attributes set by the class, and the returns of project functions.
+        Nothing under the ``documenting`` nodes (see :func:`_documenting`) is followed."""
         fn = view.fn
         module = fn.module
-        skip: set[int] = set()
+        skip: set[int] = set(documenting)
         for n in iter_exprs(expr):
+            if id(n) in documenting:
+                continue
             kind = type(n)  # type tests: libcst's isinstance goes through ABCMeta (per node here)
             if kind is cst.Attribute:
                 skip.add(id(n.attr))
