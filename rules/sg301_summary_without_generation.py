@@ -55,6 +55,11 @@ class SummaryWithoutGeneration(LintRule):
     (``SystemMessage(content=...)``, a dict or call with a ``role``) are not
     summary records unless their role is the summary role. A summarizer more
     than three calls away is not followed: configure ``compaction-calls``.
+    The instruction is what the model reads as its input, followed through
+    locals, constants, parameter defaults, ``self`` attributes (also a class
+    body's default prompt) and ``+=``: the schema of its tools or of its
+    answer (``tools=``, ``response_format=``, ...) and a field's
+    ``description=`` ask for nothing.
     """
 
     code = "SG301"
