@@ -57,9 +57,11 @@ class SummaryWithoutGeneration(LintRule):
     than three calls away is not followed: configure ``compaction-calls``.
     The instruction is what the model reads as its input, followed through
     locals, constants, parameter defaults, ``self`` attributes (also a class
-    body's default prompt) and ``+=``: the schema of its tools or of its
-    answer (``tools=``, ``response_format=``, ...) and a field's
-    ``description=`` ask for nothing.
+    body's default prompt; a field declared there, ``Field(default=...,
+    description=...)``, holds its default) and ``+=``. The schema of its
+    tools or of its answer (``tools=``, ``response_format=``, ...) asks for
+    nothing, unless the call forces the model to use a tool
+    (``tool_choice``): that tool's description is then the task.
     """
 
     code = "SG301"

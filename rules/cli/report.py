@@ -47,11 +47,11 @@ def displayable(text: str) -> str:
 
 
 def step_path(path: str, finding_path: str, cwd: str) -> str:
-    """Where a trace step is, written as the finding's own path is: a step in a module the
-    run found through an import (a context module, which the engine names by its absolute
-    path) is shown relative to ``cwd`` when the finding's path is relative and the module
-    lies below ``cwd``, as the user would have typed it. Otherwise the path is shown as it
-    is. SARIF makes the same choice for its URIs (``formats.sarif.artifact_location``)."""
+    """Where a trace step is: a step in a module the run found through an import (a context
+    module, which the engine names by its absolute path) is shown relative to ``cwd`` when
+    the finding's path is relative and the module lies below ``cwd``; otherwise the path is
+    shown as it is (a file of the run keeps the path it was given, ``./pkg/a.py`` included).
+    SARIF makes the same choice for its URIs (``formats.sarif.artifact_location``)."""
     if not os.path.isabs(path) or os.path.isabs(finding_path):
         return path
     prefix = cwd if cwd.endswith(os.sep) else cwd + os.sep

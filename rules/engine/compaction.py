@@ -236,6 +236,35 @@ def _bindings(body: Iterable[Stmt]) -> dict[str, list[cst.BaseExpression]]:
     return table
 
 
+#: Field declarations of the libraries that declare fields in a class body: what such a call
+#: binds is its ``default`` (its ``description=``, ``metadata=`` and the rest document the field).
+_FIELD_DECLARATIONS = frozenset({
+    "pydantic.Field", "pydantic.fields.Field", "dataclasses.field", "attr.ib", "attr.attrib", "attr.field",
+    "attrs.field", "sqlmodel.Field",
+})
+
+
+def _declared_default(
+    value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], str | None]
+) -> list[cst.BaseExpression]:
+    """``value``, or the default a field declaration gives (none: the caller sets it)."""
+    if not isinstance(value, cst.Call) or qualify(value.func) not in _FIELD_DECLARATIONS:
+        return [value]
+    for index, arg in enumerate(value.args):
+        if (arg.keyword is None and index == 0 and not arg.star) or (
+            arg.keyword is not None and arg.keyword.value == "default"
+        ):
+            return [arg.value]
+    return []
+
+
+def _forces(tool_choice: cst.BaseExpression) -> bool:
+    """A ``tool_choice`` that makes the model call a tool: anything but "auto", "none" or None."""
+    if isinstance(tool_choice, cst.SimpleString):
+        return string_value(tool_choice) not in ("auto", "none")
+    return not (isinstance(tool_choice, cst.Name) and tool_choice.value == "None")
+
+
 def _strings(node: cst.CSTNode) -> Iterator[str]:
     # type tests: libcst's isinstance goes through ABCMeta, and this runs per node (neither
     # class has subclasses)
@@ -247,42 +276,6 @@ def _strings(node: cst.CSTNode) -> Iterator[str]:
             if isinstance(value, str):
                 yield value
         elif kind is text:
-            yield n.value
-
-
-#: Where a string documents something rather than asks the model for it: ``Field(description=...)``,
-#: a JSON schema's ``{"description": ...}`` (the words of pydantic and of the model APIs' schemas).
-_DOCUMENTING = frozenset({"description", "title", "examples"})
-
-
-def _documenting(node: cst.CSTNode) -> set[int]:
-    """The ids of the nodes under ``node`` that document a field or a parameter
-    (:data:`_DOCUMENTING`): "accepts an optional 'summary' key" describes a setting, it asks
-    the model to summarize nothing. Empty for nearly every prompt."""
-    found: set[int] = set()
-    for n in iter_exprs(node):
-        kind = type(n)
-        if kind is cst.Arg and n.keyword is not None and n.keyword.value in _DOCUMENTING:
-            found.update(id(inner) for inner in iter_exprs(n.value))
-        elif kind is cst.DictElement and type(n.key) is cst.SimpleString and string_value(n.key) in _DOCUMENTING:
-            found.update(id(inner) for inner in iter_exprs(n.value))
-    return found
-
-
-def _prompt_strings(node: cst.CSTNode, documenting: set[int]) -> Iterator[str]:
-    """:func:`_strings` of ``node`` but those under the ``documenting`` nodes."""
-    if not documenting:
-        yield from _strings(node)
-        return
-    for n in iter_exprs(node):
-        if id(n) in documenting:
-            continue
-        kind = type(n)
-        if kind is cst.SimpleString:
-            value = string_value(n)
-            if isinstance(value, str):
-                yield value
-        elif kind is cst.FormattedStringText:
             yield n.value
 
 
@@ -516,14 +509,26 @@ class _Analysis:
             found = self._constants[module.path] = _bindings(statements(module.tree))
         return found
 
-    def class_constants(self, module: ModuleInfo, class_name: str) -> dict[str, list[cst.BaseExpression]]:
-        """What the body of the module's class ``class_name`` binds (``DEFAULT_PROMPT = "..."``):
-        ``self.DEFAULT_PROMPT`` may read it, as it may read what a method assigns to it."""
+    def class_constants(self, fn: FunctionInfo) -> dict[str, list[cst.BaseExpression]]:
+        """What the body of the class of method ``fn`` binds (``DEFAULT_PROMPT = "..."``):
+        ``self.DEFAULT_PROMPT`` may read it, as it may read what a method assigns to it. Only
+        for a class at the module's top level (a nested class of the same name is another
+        class). A field declaration (``x: dict = Field(default=None, description=...)``)
+        binds its default: the words that document the field are no value of it."""
+        module, class_name = fn.module, fn.class_name
+        if not class_name or fn.qualname != f"{module.name}.{class_name}.{fn.name}":
+            return {}
         key = (module.path, class_name)
         found = self._class_constants.get(key)
         if found is None:
             node = self.classes(module).get(class_name)
-            found = self._class_constants[key] = _bindings(statements(node.body)) if node is not None else {}
+            found = _bindings(statements(node.body)) if node is not None else {}
+            imports = module.imports
+            for name, values in found.items():
+                found[name] = [
+                    default for value in values for default in _declared_default(value, imports.qualify)
+                ]
+            self._class_constants[key] = found
         return found
 
     def classes(self, module: ModuleInfo) -> dict[str, cst.ClassDef]:
@@ -673,10 +678,14 @@ class _Analysis:
 
     def _asks_to_summarize(self, call: cst.Call, view: _Fn) -> bool:
         """A summarization instruction reaches the model as its input: an argument other
-        than a schema of its answer or of its tools (:data:`_SCHEMA_KEYWORDS`)."""
+        than a schema of its answer or of its tools (:data:`_SCHEMA_KEYWORDS`), unless the
+        call forces the model to use a tool (``tool_choice`` other than "auto" or "none"):
+        then the tool's description is the task (Anthropic's way to ask for a structured
+        answer)."""
+        forced = any(a.keyword is not None and a.keyword.value == "tool_choice" and _forces(a.value) for a in call.args)
         return any(
             self._instruction(a.value, view) for a in call.args
-            if a.keyword is None or a.keyword.value not in _SCHEMA_KEYWORDS
+            if forced or a.keyword is None or a.keyword.value not in _SCHEMA_KEYWORDS
         )
 
     def _receiver_root(self, func: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -1089,38 +1098,34 @@ class _Analysis:
         return found
 
     def _find_instruction(self, expr: cst.CSTNode, view: _Fn, depth: int) -> bool:
-        documenting = _documenting(expr)
         if any(
-            _INSTRUCTION.search(s) and (not _TOKEN.fullmatch(s) or _TEMPLATE_FILE.search(s))
-            for s in _prompt_strings(expr, documenting)
+            _INSTRUCTION.search(s) and (not _TOKEN.fullmatch(s) or _TEMPLATE_FILE.search(s)) for s in _strings(expr)
         ):
             return True
         if depth >= 5:
             self._instr_cut = True
             return False
-        for value, where in self._sources(expr, view, documenting):
+        for value, where in self._sources(expr, view):
             if value is not expr and self._instruction(value, where, depth + 1):
                 return True
         return False
 
-    def _sources(self, expr: cst.CSTNode, view: _Fn, documenting: set[int]) -> Iterator[tuple[cst.CSTNode, _Fn]]:
+    def _sources(self, expr: cst.CSTNode, view: _Fn) -> Iterator[tuple[cst.CSTNode, _Fn]]:
         """Where the values an expression reads come from, each with the function it
         is evaluated in: bindings, parameter defaults, module and imported constants,
-        ``self`` attributes set by the class, and the returns of project functions.
-        Nothing under the ``documenting`` nodes (see :func:`_documenting`) is followed."""
+        ``self`` attributes set by the class or bound in its body, and the returns of
+        project functions."""
         fn = view.fn
         module = fn.module
-        skip: set[int] = set(documenting)
+        skip: set[int] = set()
         for n in iter_exprs(expr):
-            if id(n) in documenting:
-                continue
             kind = type(n)  # type tests: libcst's isinstance goes through ABCMeta (per node here)
             if kind is cst.Attribute:
                 skip.add(id(n.attr))
                 if type(n.value) is cst.Name and n.value.value in ("self", "cls") and fn.class_name:
                     for value, owner in self.attribute_values(fn, n.attr.value):
                         yield value, self.view(owner)
-                    constants = self.class_constants(module, fn.class_name).get(n.attr.value)
+                    constants = self.class_constants(fn).get(n.attr.value)
                     if constants and module.functions:
                         top = self.view(module.functions[0])  # a class body runs in the module's scope
                         for value in constants:
