@@ -61,7 +61,10 @@ class SummaryWithoutGeneration(LintRule):
     description=...)``, holds its default) and ``+=``. The schema of its
     tools or of its answer (``tools=``, ``response_format=``, ...) asks for
     nothing, unless the call forces the model to use a tool
-    (``tool_choice``): that tool's description is then the task.
+    (``tool_choice``): that tool's description is then the task; nor does
+    an answer format's field (``Summary: [brief explanation]``). A value
+    handed to ``len`` or to a function annotated to return a number (a
+    token counter) is measured, not kept: it makes no record there.
     """
 
     code = "SG301"

@@ -85,6 +85,12 @@ _GUARD_SUMMARY_FIELDS = ("generation", "content", "verbatim_refs", "drop_manifes
 
 #: A string that asks for a summary (prose: ``"summary_text"`` or ``"index_summary"`` is a key, not a request).
 _INSTRUCTION = re.compile(r"summar|condens|compress|compact", re.IGNORECASE)
+#: A field of an answer format a prompt lays out: a bracketed placeholder, with the label it
+#: fills (``Summary: [brief explanation]``, ``Reasoning: [summary of findings]``). The model
+#: writes its own text there; the words ask it to summarize none of its input.
+_FORMAT_FIELD = re.compile(r"(?:([\w ]*):[^\S\n]*)?\[[^\]\n]*\]")
+#: A label that itself asks (``Summarize this: [conversation]``): kept, whatever fills it.
+_ASKING_LABEL = re.compile(r"summari[sz]e|condense|compress|compact", re.IGNORECASE)
 _TOKEN = re.compile(r"[\w.\-/]*")
 #: ...but a prompt template's file name is a prompt (``"summarizing_system.j2"``).
 _TEMPLATE_FILE = re.compile(r"\.(j2|jinja2?|prompt|tmpl|txt|md)$")
@@ -256,6 +262,18 @@ def _declared_default(
         ):
             return [arg.value]
     return []
+
+
+def _asks_for_summary(text: str) -> bool:
+    """A string that asks for a summary: a summarization word outside the answer-format
+    fields it lays out (:data:`_FORMAT_FIELD`), in prose or in a template file's name
+    (a bare token, a key or a name, asks nothing)."""
+    if not _INSTRUCTION.search(text) or (_TOKEN.fullmatch(text) and not _TEMPLATE_FILE.search(text)):
+        return False
+    if "[" not in text:
+        return True
+    kept = _FORMAT_FIELD.sub(lambda m: m.group(1) if m.group(1) and _ASKING_LABEL.search(m.group(1)) else "", text)
+    return _INSTRUCTION.search(kept) is not None
 
 
 def _forces(tool_choice: cst.BaseExpression) -> bool:
@@ -1098,9 +1116,7 @@ class _Analysis:
         return found
 
     def _find_instruction(self, expr: cst.CSTNode, view: _Fn, depth: int) -> bool:
-        if any(
-            _INSTRUCTION.search(s) and (not _TOKEN.fullmatch(s) or _TEMPLATE_FILE.search(s)) for s in _strings(expr)
-        ):
+        if any(_asks_for_summary(s) for s in _strings(expr)):
             return True
         if depth >= 5:
             self._instr_cut = True
@@ -1454,13 +1470,25 @@ class _Analysis:
                     or self.response_body(node, view)
                     or self.is_summarizer(node, view)
                     or self._llm_call(node.func, name, last_segment(name), imports.qualify(node.func) or "")
+                    or self._measures(node, view)
                 ):
-                    continue  # a log line, or the prompt going *into* a model
+                    continue  # a log line, the prompt going *into* a model, or a measure of the text
             if self._is_record(node, view) and self._holds_summary(node, view):
                 yield node, passed
                 continue
             inside = passed or (isinstance(node, cst.Call) and not self._is_record(node, view))
             stack.extend((c, inside) for c in children(node))
+
+    def _measures(self, call: cst.Call, view: _Fn) -> bool:
+        """``call`` only measures what it is given: ``len(...)``, or a project function
+        annotated to return a number (``def count_tokens(messages) -> int``). A summary
+        handed to it to be counted is not kept, so what wraps it there is no record."""
+        if isinstance(call.func, cst.Name) and call.func.value == "len" and "len" not in view.assigned:
+            return self.project.resolve(call.func, view.fn) is None
+        callee = self.project.resolve(call.func, view.fn)
+        return callee is not None and isinstance(callee.header, cst.FunctionDef) and _returns_number(
+            callee.header.returns
+        )
 
     def _is_record(self, node: cst.CSTNode, view: _Fn) -> bool:
         if isinstance(node, cst.Dict):
