@@ -149,10 +149,12 @@ _PROTOCOL = frozenset({"generation", "partial", "verbatim_refs", "dropped"})
 _FRAMEWORK_SUMMARY = frozenset({"running_summary"})
 #: The summary protocol's own attribute (summaryguard's ``Checkpoint.summary``): a value, not a name.
 _PROTOCOL_SUMMARY = frozenset({"summary"})
-#: Attributes of a model response that are not its text (token usage, ids, metadata).
+#: Attributes of a model response that are not its text (token usage, ids, metadata, and what
+#: names a tool call: its id and the tool's name; its ``arguments`` and ``input`` are text).
 _NOT_TEXT = frozenset(
     {"usage", "usage_metadata", "response_metadata", "id", "model", "model_name", "created", "finish_reason",
-     "stop_reason", "system_fingerprint", "prompt_tokens", "completion_tokens", "total_tokens"}
+     "stop_reason", "system_fingerprint", "prompt_tokens", "completion_tokens", "total_tokens",
+     "name", "call_id", "tool_call_id", "type", "role", "index"}
 )
 #: Calls that return their first argument's text, transformed.
 _TEXT_FNS = frozenset({"str", "dedent", "textwrap.dedent", "json.dumps", "repr"})
