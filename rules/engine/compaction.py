@@ -367,6 +367,16 @@ def _param_default(fn: FunctionInfo, name: str) -> cst.BaseExpression | None:
 _NUMBER_TYPES = frozenset({"int", "float", "bool", "complex", "None"})
 
 
+def _annotated_none(returns: cst.Annotation | None) -> bool:
+    """``-> None`` (or ``-> "None"``)."""
+    if returns is None:
+        return False
+    expr = returns.annotation
+    if isinstance(expr, cst.SimpleString):
+        return string_value(expr) == "None"
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
 def _returns_number(returns: cst.Annotation | None) -> bool:
     """Whether a return annotation says number (``-> int``, ``-> Optional[int]``, ``-> int | None``)."""
     if returns is None:
@@ -1488,9 +1498,12 @@ class _Analysis:
         if isinstance(call.func, cst.Name) and call.func.value == "len" and "len" not in view.assigned:
             return self.project.resolve(call.func, view.fn) is None
         callee = self.project.resolve(call.func, view.fn)
-        return callee is not None and isinstance(callee.header, cst.FunctionDef) and _returns_number(
-            callee.header.returns
-        )
+        if callee is None or not isinstance(callee.header, cst.FunctionDef):
+            return False
+        returns = callee.header.returns
+        # ``-> None`` returns no text either, but a function that returns nothing is how a
+        # record is written away (``def save(record) -> None``): only a number measures
+        return _returns_number(returns) and not _annotated_none(returns)
 
     def _is_record(self, node: cst.CSTNode, view: _Fn) -> bool:
         if isinstance(node, cst.Dict):
