@@ -552,13 +552,12 @@ class _Analysis:
         found = self._class_constants.get(key)
         if found is None:
             node = self.classes(module).get(class_name)
-            found = _bindings(statements(node.body)) if node is not None else {}
-            imports = module.imports
-            for name, values in found.items():
-                found[name] = [
-                    default for value in values for default in _declared_default(value, imports.qualify)
-                ]
-            self._class_constants[key] = found
+            bound = _bindings(statements(node.body)) if node is not None else {}
+            qualify = module.imports.qualify
+            found = self._class_constants[key] = {
+                name: [default for value in values for default in _declared_default(value, qualify)]
+                for name, values in bound.items()
+            }
         return found
 
     def classes(self, module: ModuleInfo) -> dict[str, cst.ClassDef]:
