@@ -51,9 +51,16 @@ class SummaryWithoutGeneration(LintRule):
     input asks for a summary in a string, a compaction call of a framework
     model, a configured one) that the compaction returns, stores or passes on,
     reported once: a response body wrapping it, an exception message or token
-    usage is not another record. Chat messages holding a summary
-    (``SystemMessage(content=...)``, a dict or call with a ``role``) are not
-    summary records unless their role is the summary role. A summarizer more
+    usage is not another record. A chat message holding a summary
+    (``SystemMessage(content=...)``, ``ChatMessage.from_user(...)``, a dict
+    or call with a ``role``) is context for a prompt, unless its role is the
+    summary role or it takes the place of the conversation the summarizer
+    folded: written back into it (``turns.append(note)``, ``self.turns =
+    [note, *self.turns[-2:]]``), or returned as the new conversation (alone,
+    with what was kept, or from a call handed the conversation and the
+    message). That message is then the record, when the compaction builds no
+    other; a helper that receives the summary as a parameter and writes the
+    message is not followed. A summarizer more
     than three calls away is not followed: configure ``compaction-calls``.
     The instruction is what the model reads as its input, followed through
     locals, constants, parameter defaults, ``self`` attributes (also a class
@@ -94,6 +101,15 @@ class SummaryWithoutGeneration(LintRule):
             def compact_history(llm, messages):
                 text = llm.invoke(["Summarize the conversation so far:", *messages]).content
                 return {"summary": text, "dropped": [m.id for m in messages]}  # expect: SG301
+            """
+        ),
+        Invalid(
+            """
+            def fold_in_place(llm, messages):
+                text = llm.invoke(["Summarize the conversation so far:", *messages]).content
+                dropped = [m.id for m in messages]
+                messages.clear()
+                messages.append({"role": "system", "content": text, "dropped": dropped})  # expect: SG301
             """
         ),
     ]

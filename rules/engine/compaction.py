@@ -20,7 +20,9 @@ checkpoint write. This module finds, per parsed module:
   lock);
 * **summary records** (SG301/SG302): the outermost dict literal, ``dict(...)``
   or class instantiation holding summarizer output, when it is summary-like
-  (a ``summary`` key, field or class, or built in a compaction function), and
+  (a ``summary`` key, field or class, or built in a compaction function), or,
+  where the compaction builds no such record, the chat message holding its
+  output that takes the place of the conversation it folded; and
   which keys it carries, including ones set on it afterwards
   (``record["generation"] = ...``) and ones a same-module class sets itself;
 * **re-compaction** (SG303): a summarizer call whose input carries an earlier
@@ -141,6 +143,10 @@ _SCHEMA_KEYWORDS = frozenset({
     "tools", "functions", "tool_choice", "function_call", "response_format", "response_model", "response_schema",
     "output_schema", "output_type", "json_schema", "schema", "text_format",
 })
+#: The calls that put an element into a list (``turns.append(note)``, ``turns.insert(0, note)``).
+_LIST_WRITES = frozenset({"append", "appendleft", "extend", "insert"})
+#: A chat message's class, by the libraries' own names (``SystemMessage``, ``ChatMessage``).
+_MESSAGE_CLASS = re.compile(r"Message(Chunk)?$")
 _NOT_RECORD_CLASS = re.compile(r"(Message|MessageChunk|Prompt|PromptTemplate|Error|Exception|Warning)$")
 _LOG_CALLS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print"})
 #: The summary protocol: reading one of these makes a value a summary, whatever it is called.
@@ -333,6 +339,14 @@ def _has_key(node: cst.Dict, key: str) -> bool:
         isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and string_value(e.key) == key
         for e in node.elements
     )
+
+
+def _root_dotted(expr: cst.BaseExpression) -> str | None:
+    """The variable or attribute chain a subscript is taken of (``self.turns`` of
+    ``self.turns[-2:]``, ``turns`` of ``turns[:]``), or None."""
+    while type(expr) is cst.Subscript:
+        expr = expr.value
+    return dotted(expr)
 
 
 def _summary_role(node: cst.CSTNode) -> bool:
@@ -1414,8 +1428,131 @@ class _Analysis:
                     continue
                 how = "inside a wrapper"
             kept.append((record, stmt, how))
+        if not kept:
+            kept = self._conversation_messages(fn, view)
         self._records[fn] = kept
         return kept
+
+    def _conversation_messages(self, fn: FunctionInfo, view: _Fn) -> list[tuple[cst.CSTNode, Stmt, str]]:
+        """The chat messages holding raw summarizer output that take the place of the
+        conversation the summarizer folded: written back into it (``turns.append(note)``,
+        ``self.turns = [note, *self.turns[-2:]]``, ``turns[:] = [note]``), or returned as
+        the new conversation (alone, or with what is kept of the folded one). A compaction
+        that folds the turns into one message keeps its summary *as* that message. Only
+        where ``fn`` builds no other record (one compaction, one record, the first
+        message per summarizer call); a message that goes into the next prompt, or into
+        some other list, leaves nothing behind.
+
+        Where the message goes decides, not what anything is called: a message is a
+        dict with a ``role``, or a class's instance or factory result that
+        :meth:`_is_record` leaves to its role (``SystemMessage(...)``,
+        ``ChatMessage.from_user(...)``)."""
+        local = {name for name in view.assigned if name not in fn.params}
+        bound: dict[str, list[cst.CSTNode]] = {}  # local names holding such messages, or lists of them
+        found: list[tuple[cst.CSTNode, Stmt, str, cst.BaseExpression | None]] = []
+
+        def messages(value: cst.CSTNode) -> list[cst.CSTNode]:
+            kind = type(value)
+            if kind is cst.Name:
+                return bound.get(value.value, [])
+            if kind is cst.List or kind is cst.Tuple:
+                return [m for e in value.elements for m in messages(e.value)]
+            if kind is cst.BinaryOperation:
+                return messages(value.left) + messages(value.right)
+            if (kind is cst.Dict or kind is cst.Call) and self._summary_message(value, view):
+                return [value]
+            if kind is cst.Call and not self._consumes(value, view):
+                # ``splice(turns, note)``: the conversation rebuilt around the message
+                held = [m for a in value.args for m in messages(a.value)]
+                given = {_root_dotted(a.value) for a in value.args}
+                return [m for m in held if given & self._folded_by(m, view)]
+            return []
+
+        for stmt in walk_statements(fn.body):
+            kind = type(stmt)
+            if kind is cst.Return or (kind is cst.Expr and type(stmt.value) is cst.Yield):
+                value = stmt.value if kind is cst.Return else stmt.value.value
+                if value is None or self._route_handler(fn):
+                    continue
+                how = "returned as the new conversation" if kind is cst.Return else "yielded as the new conversation"
+                found.extend((m, stmt, how, None) for m in messages(value))
+            elif kind is cst.Assign or kind is cst.AnnAssign:
+                if stmt.value is None:
+                    continue
+                held = messages(stmt.value)
+                targets = [t.target for t in stmt.targets] if kind is cst.Assign else [stmt.target]
+                for target in targets:
+                    if type(target) is cst.Name:  # a parameter rebound too: judged where it goes
+                        bound[target.value] = held
+                    elif held:
+                        found.extend((m, stmt, f"stored into `{_code(target)}`", target) for m in held)
+            elif kind is cst.Expr and type(stmt.value) is cst.Call:
+                call = stmt.value
+                func = call.func
+                if type(func) is not cst.Attribute or func.attr.value not in _LIST_WRITES or not call.args:
+                    continue
+                held = messages(call.args[-1].value)
+                if type(func.value) is cst.Name and func.value.value in local:
+                    name = func.value.value
+                    bound[name] = bound.get(name, []) + held  # judged where the list goes
+                elif held:
+                    found.extend((m, stmt, f"written into `{_code(func.value)}`", func.value) for m in held)
+        first: list[tuple[cst.CSTNode, Stmt, str]] = []
+        sources: set[int] = set()
+        for record, stmt, how, target in found:
+            source = self.source_call(record, view)
+            if source is None or id(source) in sources:
+                continue
+            if target is not None and _root_dotted(target) not in self._folded_by(record, view):
+                continue  # some other list: a log of turns, a token ledger
+            sources.add(id(source))
+            first.append((record, stmt, how))
+        return first
+
+    def _folded_by(self, message: cst.CSTNode, view: _Fn) -> set[str]:
+        """The variables and attribute chains (``turns``, ``self.turns``) whose values flow
+        into the input of the summarizer call whose output ``message`` holds, through the
+        function's own bindings: the conversation it folds."""
+        call = self.source_call(message, view)
+        found: set[str] = set()
+        pending = [a.value for a in call.args] if call is not None else []
+        seen: set[str] = set()
+        while pending:
+            for n in iter_exprs(pending.pop()):
+                kind = type(n)
+                if kind is cst.Attribute or kind is cst.Subscript:
+                    dotted_name = _root_dotted(n)
+                    if dotted_name:
+                        found.add(dotted_name)
+                elif kind is cst.Name:
+                    found.add(n.value)
+                    if n.value not in seen and len(seen) < 16:
+                        seen.add(n.value)
+                        pending.extend(view.assigned.get(n.value, ()))
+        return found
+
+    def _summary_message(self, node: cst.CSTNode, view: _Fn) -> bool:
+        """A chat message (see :meth:`_conversation_messages`) one of whose fields is raw
+        summarizer output."""
+        if isinstance(node, cst.Dict):
+            shaped = _has_key(node, "role")
+        else:
+            func = node.func  # type: ignore[attr-defined]
+            name = last_segment(dotted(func)) or ""
+            owner = (last_segment(dotted(func.value)) or "") if isinstance(func, cst.Attribute) else ""
+            if _MESSAGE_CLASS.search(owner):
+                shaped = True  # a message class's factory: ``ChatMessage.from_user(...)``
+            elif not name[:1].isupper():
+                return False  # a function's result, not a message built here
+            else:
+                roles = self._role_enums(view.fn.module)
+                shaped = _MESSAGE_CLASS.search(name) is not None or any(
+                    (a.keyword is not None and a.keyword.value == "role")
+                    or (isinstance(a.value, cst.Attribute) and isinstance(a.value.value, cst.Name)
+                        and a.value.value.value in roles)
+                    for a in node.args  # type: ignore[attr-defined]
+                )
+        return shaped and self._holds_summary(node, view)
 
     def records(self, fn: FunctionInfo) -> Iterator[Fact]:
         view = self.view(fn)
@@ -1469,26 +1606,29 @@ class _Analysis:
         """Records holding raw summarizer output, outermost first, with whether each is
         an argument of a call (persisted or handed on)."""
         stack: list[tuple[cst.CSTNode, bool]] = [(expr, False)]
-        imports = view.fn.module.imports
         while stack:
             node, passed = stack.pop()
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
-            if isinstance(node, cst.Call):
-                name = dotted(node.func) or ""
-                if (
-                    last_segment(name) in _LOG_CALLS
-                    or self.response_body(node, view)
-                    or self.is_summarizer(node, view)
-                    or self._llm_call(node.func, name, last_segment(name), imports.qualify(node.func) or "")
-                    or self._measures(node, view)
-                ):
-                    continue  # a log line, the prompt going *into* a model, or a measure of the text
+            if isinstance(node, cst.Call) and self._consumes(node, view):
+                continue  # a log line, the prompt going *into* a model, or a measure of the text
             if self._is_record(node, view) and self._holds_summary(node, view):
                 yield node, passed
                 continue
             inside = passed or (isinstance(node, cst.Call) and not self._is_record(node, view))
             stack.extend((c, inside) for c in children(node))
+
+    def _consumes(self, call: cst.Call, view: _Fn) -> bool:
+        """What goes into ``call`` is used up there, not kept: a log line, a response body,
+        a prompt going into a model, or a text being measured."""
+        name = dotted(call.func) or ""
+        return (
+            last_segment(name) in _LOG_CALLS
+            or self.response_body(call, view)
+            or self.is_summarizer(call, view)
+            or self._llm_call(call.func, name, last_segment(name), view.fn.module.imports.qualify(call.func) or "")
+            or self._measures(call, view)
+        )
 
     def _measures(self, call: cst.Call, view: _Fn) -> bool:
         """``call`` only measures what it is given: ``len(...)``, or a project function
@@ -1528,7 +1668,8 @@ class _Analysis:
         return False
 
     def _role_enums(self, module: ModuleInfo) -> frozenset[str]:
-        """Names ``X`` whose summary role ``X.summary`` the module reads (``MessageRole``)."""
+        """Names ``X`` whose summary role ``X.summary`` the module reads (``MessageRole``):
+        a class's, so not an instance's own attribute (``self.summary``, ``session.summary``)."""
         found = self._roles.get(id(module))
         if found is None:
             names = set()
@@ -1537,7 +1678,7 @@ class _Analysis:
                     for expr in expressions_of(stmt):
                         for n in iter_exprs(expr):
                             if isinstance(n, cst.Attribute) and n.attr.value in _SUMMARY_ROLE \
-                                    and isinstance(n.value, cst.Name):
+                                    and isinstance(n.value, cst.Name) and n.value.value[:1].isupper():
                                 names.add(n.value.value)
             found = self._roles[id(module)] = frozenset(names)
         return found
