@@ -532,6 +532,7 @@ class _Analysis:
         self._channels: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._own: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._records: dict[FunctionInfo, list[tuple[cst.CSTNode, Stmt, str]]] = {}
+        self._messages: dict[FunctionInfo, list[tuple[cst.CSTNode, Stmt, str, cst.BaseExpression | None]]] = {}
         self._modules_by_name: dict[str, ModuleInfo] | None = None
         self._calls: dict[FunctionInfo, _Calls] = {}
         self._compaction_locks: dict[FunctionInfo, frozenset[str] | None] = {}
@@ -1429,11 +1430,13 @@ class _Analysis:
                 how = "inside a wrapper"
             kept.append((record, stmt, how))
         if not kept:
-            kept = self._conversation_messages(fn, view)
+            kept = [(record, stmt, how) for record, stmt, how, _ in self._conversation_messages(fn, view)]
         self._records[fn] = kept
         return kept
 
-    def _conversation_messages(self, fn: FunctionInfo, view: _Fn) -> list[tuple[cst.CSTNode, Stmt, str]]:
+    def _conversation_messages(
+        self, fn: FunctionInfo, view: _Fn
+    ) -> list[tuple[cst.CSTNode, Stmt, str, cst.BaseExpression | None]]:
         """The chat messages holding raw summarizer output that take the place of the
         conversation the summarizer folded: written back into it (``turns.append(note)``,
         ``self.turns = [note, *self.turns[-2:]]``, ``turns[:] = [note]``), or returned as
@@ -1446,7 +1449,14 @@ class _Analysis:
         Where the message goes decides, not what anything is called: a message is a
         dict with a ``role``, or a class's instance or factory result that
         :meth:`_is_record` leaves to its role (``SystemMessage(...)``,
-        ``ChatMessage.from_user(...)``)."""
+        ``ChatMessage.from_user(...)``).
+
+        Each comes with the conversation it is written into (None when returned): a
+        channel of the next fold (:meth:`channels`)."""
+        known = self._messages.get(fn)
+        if known is not None:
+            return known
+        self._messages[fn] = []  # cycles
         local = {name for name in view.assigned if name not in fn.params}
         bound: dict[str, list[cst.CSTNode]] = {}  # local names holding such messages, or lists of them
         found: list[tuple[cst.CSTNode, Stmt, str, cst.BaseExpression | None]] = []
@@ -1497,7 +1507,7 @@ class _Analysis:
                     bound[name] = bound.get(name, []) + held  # judged where the list goes
                 elif held:
                     found.extend((m, stmt, f"written into `{_code(func.value)}`", func.value) for m in held)
-        first: list[tuple[cst.CSTNode, Stmt, str]] = []
+        first: list[tuple[cst.CSTNode, Stmt, str, cst.BaseExpression | None]] = []
         sources: set[int] = set()
         for record, stmt, how, target in found:
             source = self.source_call(record, view)
@@ -1506,7 +1516,8 @@ class _Analysis:
             if target is not None and _root_dotted(target) not in self._folded_by(record, view):
                 continue  # some other list: a log of turns, a token ledger
             sources.add(id(source))
-            first.append((record, stmt, how))
+            first.append((record, stmt, how, target))
+        self._messages[fn] = first
         return first
 
     def _folded_by(self, message: cst.CSTNode, view: _Fn) -> set[str]:
@@ -1849,8 +1860,14 @@ class _Analysis:
                 return ("attr", target.attr.value)
             if isinstance(target, cst.Subscript):
                 keys = [k for e in target.slice for k in _strings(e)]
-                return ("key", keys[0]) if keys else None
+                return ("key", keys[0]) if keys else channel(target.value)  # ``self.turns[:] = ...``
             return None
+
+        # the conversation a summary message took the place of: the next fold reads it again
+        for record, _, _, target in self._conversation_messages(fn, view):
+            key = channel(target) if target is not None else None
+            if key is not None:
+                found.setdefault(key, record)
 
         for stmt in walk_statements(fn.body):
             if isinstance(stmt, cst.Return) and isinstance(stmt.value, cst.Dict):
