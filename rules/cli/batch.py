@@ -131,14 +131,28 @@ def check_files(
     # The text pre-filter too (most files stop there): 1.8 s of the real-code corpus's
     # 4,729 files, which this process spent alone while the workers waited.
     computed, batch.workers = _screen_all(analyzer, misses, jobs, batch.warnings)
+    screened: list[tuple[str, str, Any]] = []  # cached by persist(), not here: see it
     for (path, _), (verdict, file_facts) in zip(misses, computed):
         verdicts[path] = verdict
         if file_facts is not None:
             facts[path] = file_facts
             imports[path] = file_facts.imports
-            _store_facts(cache, path, digests[path], file_facts)
+            screened.append((path, digests[path], file_facts))
         if cache is not None:
             cache.store_screen(digests[path], verdict, imports.get(path) if verdict[0] else None)
+
+    def persist() -> None:
+        """Hand the cache what this run screened, and write it. The analysis reads
+        this run's facts from ``facts``, never from the cache, so this can wait for the
+        analysis workers to start: done while they work, it costs this process's idle
+        time, not the run's (a cold check of the real-code corpus writes 1,866 facts
+        files and screen documents: 0.6 to 1.3 s, converting the facts 0.4 s more)."""
+        if cache is None:
+            return
+        for path, digest, file_facts in screened:
+            _store_facts(cache, path, digest, file_facts)
+        screened.clear()
+        cache.flush()
 
     wanted: list[tuple[str, str]] = []
     lenders: set[str] = set()  # screened out, but lending their classes: context where imported
@@ -162,12 +176,11 @@ def check_files(
         )
         batch.context = [dependency.path for dependency in context]
         found, failed = _analyze_with_records(
-            batch, analyzer, cache, wanted, context, digests, imports, facts, jobs, resolver
+            batch, analyzer, cache, wanted, context, digests, imports, facts, jobs, resolver, persist
         )
         batch.findings.extend(found)
         batch.errors.extend(failed)
-    if cache is not None:
-        cache.flush()
+    persist()  # what is left: all of it, or the module records the analysis added
     return batch
 
 
@@ -182,10 +195,12 @@ def _analyze_with_records(
     facts: dict[str, Any],
     jobs: int,
     resolver: ImportResolver,
+    meanwhile: Callable[[], None] = lambda: None,
 ) -> tuple[list[Any], list[Any]]:
     """Findings and errors of ``wanted``: from their module records where they hit
     (looked up once each, here), analyzed where they miss, with the modules they
-    import, transitively, as context (see :mod:`.records`); the misses are recorded."""
+    import, transitively, as context (see :mod:`.records`); the misses are recorded.
+    ``meanwhile``: see :func:`_analyze_all`."""
     from ..engine import FileError
     from ..engine.findings import finding_from_row, finding_row
     from .dependencies import Dependency
@@ -198,7 +213,7 @@ def _analyze_with_records(
             items = [(p, t, digests[p]) for p, t in wanted] + [(d.path, d.text, d.digest) for d in context]
             _cached_facts(cache, facts, items)
         findings, errors, batch.analysis_workers = _analyze_all(
-            analyzer, wanted, context, imports, facts, jobs, resolver, batch.warnings
+            analyzer, wanted, context, imports, facts, jobs, resolver, batch.warnings, meanwhile
         )
         return findings, errors
     from .dependencies import import_graph
@@ -241,7 +256,7 @@ def _analyze_with_records(
     items = [(u.path, u.text, digest_of[u.path]) for u in missed] + [(d.path, d.text, d.digest) for d in extra]
     _cached_facts(cache, facts, items)
     computed, failures, batch.analysis_workers = _analyze_all(
-        analyzer, sources, extra, imports, facts, jobs, resolver, batch.warnings
+        analyzer, sources, extra, imports, facts, jobs, resolver, batch.warnings, meanwhile
     )
     location_of = {u.path: u.key for u in units}
     rows_of: dict[str, tuple[list[Any], list[Any]]] = {u.path: ([], []) for u in missed}
@@ -574,11 +589,14 @@ def _analyze_all(
     jobs: int,
     resolver: ImportResolver,
     warnings: list[str],
+    meanwhile: Callable[[], None] = lambda: None,
 ) -> tuple[list[Any], list[Any], int]:
     """Findings and errors of ``wanted`` analyzed with ``context``, and the number of
     worker processes used (0: in this process). Chunked across a pool when ``jobs`` > 1
     and there is enough to share; the same findings either way (see :mod:`.chunks`). A
     pool that cannot start leaves the work to this process and says why in ``warnings``.
+    ``meanwhile`` runs in this process while a pool's workers analyze (it must not
+    raise): this process is otherwise idle until their results come back.
 
     Each group of files that shares no module with the others (see
     :func:`.chunks.groups`: unrelated packages checked as one tree) is analyzed as a
@@ -592,7 +610,7 @@ def _analyze_all(
     if len(chunks) > 1:
         if expected_speedup(chunks) >= MIN_SPEEDUP:
             try:
-                return (*_analyze_in_pool(analyzer, chunks, facts), len(chunks))
+                return (*_analyze_in_pool(analyzer, chunks, facts, meanwhile), len(chunks))
             except Exception as exc:  # noqa: BLE001 - no pool (no /dev/shm, a sandbox, an unpicklable plugin)
                 warnings.append(pool_failure("analysis", len(chunks), exc))
         chunks = plan(1)  # split for workers, but run here: one chunk, so no module is analyzed twice
@@ -702,7 +720,9 @@ def _chunk_work(chunk: Chunk, facts: dict[str, Any]) -> tuple[list[Any], dict[st
     return [_projects(part) for part in chunk.parts or [chunk]], {path: facts[path] for path in paths if path in facts}
 
 
-def _analyze_in_pool(analyzer: Analyzer, chunks: list[Chunk], facts: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+def _analyze_in_pool(
+    analyzer: Analyzer, chunks: list[Chunk], facts: dict[str, Any], meanwhile: Callable[[], None] = lambda: None
+) -> tuple[list[Any], list[Any]]:
     """Every chunk analyzed in a pool of one worker process per chunk, results merged and
     sorted as :meth:`~.engine.Analyzer.analyze` sorts them.
 
@@ -720,6 +740,7 @@ def _analyze_in_pool(analyzer: Analyzer, chunks: list[Chunk], facts: dict[str, A
 
     with ProcessPoolExecutor(len(chunks), mp_context=_context(), initializer=_start_worker, initargs=initargs) as pool:
         futures = [pool.submit(_analyze_chunk, *_chunk_work(chunk, facts)) for chunk in ordered]
+        meanwhile()
         for future in futures:
             chunk_findings, chunk_errors = future.result()
             findings.extend(chunk_findings)

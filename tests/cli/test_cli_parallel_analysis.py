@@ -174,6 +174,48 @@ def test_the_pool_really_analyzes(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert parallel.errors == serial.errors
 
 
+def test_the_screening_is_cached_while_the_pool_analyzes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the cache keeps of the screening (facts, verdicts) is written while the workers
+    analyze, when this process would only wait, not after them; the analysis's own module
+    records follow at the end. A second run finds all of it and changes no finding."""
+    import inspect
+
+    from summaryguard.rules import engine
+    from summaryguard.rules.cli import cache as cache_module
+    from summaryguard.rules.cli.discovery import discover
+
+    (tmp_path / "project").mkdir()
+    root = _project(tmp_path / "project", ["multimodule", "langgraph_project"])
+    written: list[tuple[bool, int, int]] = []  # (in the pool's wait, facts, screen documents) per flush
+    original = cache_module.ResultCache.flush
+
+    def flush(self: cache_module.ResultCache) -> None:
+        waiting = any(frame.function == "_analyze_in_pool" for frame in inspect.stack())
+        written.append((waiting, len(self._facts), len(self._screen_dirty)))
+        original(self)
+
+    monkeypatch.setattr(cache_module.ResultCache, "flush", flush)
+    monkeypatch.chdir(root)
+    analyzer = engine.Analyzer(engine.Vocabulary.build(use_plugins=True), list(engine.all_rules(use_plugins=True)))
+    files = discover((), root=root).files
+
+    def run() -> batch_module.Batch:
+        return batch_module.check_files(files, analyzer, cache_module.ResultCache(tmp_path / "cache", "s"), 2, root=root)
+
+    cold = run()
+    assert cold.analysis_workers == 2
+    screened_in = len(list((tmp_path / "cache" / "s" / cache_module.FACTS_FOLDER).iterdir()))
+    assert screened_in > 0
+    assert written[0] == (True, screened_in, written[0][2]) and written[0][2] > 0  # all of it, while waiting
+    assert [w[1:] for w in written[1:]] == [(0, 0)]  # left for the end: the module records only
+    assert (tmp_path / "cache" / "s" / "modules.json").is_file()
+    written.clear()
+    warm = run()
+    assert warm.screened == 0 and warm.cached_analysis  # verdicts, facts and records all found
+    assert warm.findings == cold.findings and warm.errors == cold.errors
+    assert written == [(False, 0, 0)]
+
+
 def test_the_pool_analyzes_where_processes_are_spawned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Windows always, macOS and Python 3.14's Linux with threads alive: the workers' start-up
     arguments (the vocabulary with the framework models) are pickled, and a pool that cannot
