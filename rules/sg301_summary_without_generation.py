@@ -55,12 +55,15 @@ class SummaryWithoutGeneration(LintRule):
     (``SystemMessage(content=...)``, ``ChatMessage.from_user(...)``, a dict
     or call with a ``role``) is context for a prompt, unless its role is the
     summary role or it takes the place of the conversation the summarizer
-    folded: written back into it (``turns.append(note)``, ``self.turns =
-    [note, *self.turns[-2:]]``), or returned as the new conversation (alone,
-    with what was kept, or from a call handed the conversation and the
-    message). That message is then the record, when the compaction builds no
-    other; a helper that receives the summary as a parameter and writes the
-    message is not followed. A summarizer more
+    folded: assigned over it (``self.turns = [note, *self.turns[-2:]]``, or a
+    helper's result handed both), put into it after the function emptied or
+    cut it (``turns.clear()`` then ``turns.append(note)``), or returned with
+    part of it (``return [note, *turns[-2:]]``). That message is then the
+    record, when the compaction builds no other. A summary added to a
+    conversation that keeps every turn, or returned alone, is not; nor is a
+    message a helper writes from a summary it receives as a parameter, nor a
+    conversation whose kept part comes back from another function. A
+    summarizer more
     than three calls away is not followed: configure ``compaction-calls``.
     The instruction is what the model reads as its input, followed through
     locals, constants, parameter defaults, ``self`` attributes (also a class

@@ -145,6 +145,8 @@ _SCHEMA_KEYWORDS = frozenset({
 })
 #: The calls that put an element into a list (``turns.append(note)``, ``turns.insert(0, note)``).
 _LIST_WRITES = frozenset({"append", "appendleft", "extend", "insert"})
+#: The calls that empty or shorten a list in place (``turns.clear()``, ``turns.pop(0)``).
+_LIST_CUTS = frozenset({"clear", "pop", "popleft", "remove"})
 #: A chat message's class, by the libraries' own names (``SystemMessage``, ``ChatMessage``).
 _MESSAGE_CLASS = re.compile(r"Message(Chunk)?$")
 _NOT_RECORD_CLASS = re.compile(r"(Message|MessageChunk|Prompt|PromptTemplate|Error|Exception|Warning)$")
@@ -341,12 +343,24 @@ def _has_key(node: cst.Dict, key: str) -> bool:
     )
 
 
-def _root_dotted(expr: cst.BaseExpression) -> str | None:
-    """The variable or attribute chain a subscript is taken of (``self.turns`` of
-    ``self.turns[-2:]``, ``turns`` of ``turns[:]``), or None."""
-    while type(expr) is cst.Subscript:
+def _within(key: str | None, holder: str) -> bool:
+    """``key`` is the conversation ``holder`` or one held by it (``history.messages``
+    within ``history``: ``history.clear()`` empties it)."""
+    return key is not None and (key == holder or key.startswith((holder + ".", holder + "[")))
+
+
+def _conversation_key(expr: cst.BaseExpression) -> str | None:
+    """The conversation an expression is, or a slice of (``self.turns`` for
+    ``self.turns[-2:]`` and ``self.turns[:]``), as code: one element
+    (``self.inboxes[target]``) is a conversation of its own. None when it is no
+    variable, attribute chain or subscript of one."""
+    while type(expr) is cst.Subscript and any(type(e.slice) is cst.Slice for e in expr.slice):
         expr = expr.value
-    return dotted(expr)
+    kind = type(expr)
+    if kind is cst.Subscript:
+        inner = _conversation_key(expr.value)
+        return f"{inner}[{_code(expr.slice[0].slice)}]" if inner and len(expr.slice) == 1 else None
+    return dotted(expr) if kind is cst.Name or kind is cst.Attribute else None
 
 
 def _summary_role(node: cst.CSTNode) -> bool:
@@ -1436,20 +1450,21 @@ class _Analysis:
 
     def _conversation_messages(
         self, fn: FunctionInfo, view: _Fn
-    ) -> list[tuple[cst.CSTNode, Stmt, str, cst.BaseExpression | None]]:
+    ) -> list[tuple[cst.CSTNode, Stmt, str, str | None]]:
         """The chat messages holding raw summarizer output that take the place of the
-        conversation the summarizer folded: written back into it (``turns.append(note)``,
-        ``self.turns = [note, *self.turns[-2:]]``, ``turns[:] = [note]``), or returned as
-        the new conversation (alone, or with what is kept of the folded one). A compaction
-        that folds the turns into one message keeps its summary *as* that message. Only
-        where ``fn`` builds no other record (one compaction, one record, the first
-        message per summarizer call); a message that goes into the next prompt, or into
-        some other list, leaves nothing behind.
+        conversation the summarizer folded: assigned over it (``self.turns = [note,
+        *self.turns[-2:]]``, ``turns[:] = [note]``, or a helper's result that was handed
+        both), put into it after the function cut it (``turns.clear()`` or ``del
+        turns[:k]``, then ``turns.append(note)``), or returned with part of it (``return
+        [note, *turns[-2:]]``). A compaction that folds the turns into one message keeps
+        its summary *as* that message. Only where ``fn`` builds no other record (one
+        compaction, one record, the first message per summarizer call). A summary added
+        to a conversation that keeps every turn (a chat's reply), returned alone (a
+        tool's result), or put into another list is no compaction's record.
 
-        Where the message goes decides, not what anything is called: a message is a
-        dict with a ``role``, or a class's instance or factory result that
-        :meth:`_is_record` leaves to its role (``SystemMessage(...)``,
-        ``ChatMessage.from_user(...)``).
+        Where the values go decides, not what anything is called: a message is a dict
+        with a ``role``, a class's factory result (``ChatMessage.from_user(...)``), or
+        an instance :meth:`_is_record` leaves to its role (``SystemMessage(...)``).
 
         Each comes with the conversation it is written into (None when returned): a
         channel of the next fold (:meth:`channels`)."""
@@ -1459,22 +1474,24 @@ class _Analysis:
         self._messages[fn] = []  # cycles
         local = {name for name in view.assigned if name not in fn.params}
         bound: dict[str, list[cst.CSTNode]] = {}  # local names holding such messages, or lists of them
-        found: list[tuple[cst.CSTNode, Stmt, str, cst.BaseExpression | None]] = []
+        cut: set[str] = set()  # the conversations the function empties or shortens
+        #: (message, statement, how, conversation written, needs a cut, the returned value)
+        found: list[tuple[cst.CSTNode, Stmt, str, str | None, bool, cst.BaseExpression | None]] = []
 
-        def messages(value: cst.CSTNode) -> list[cst.CSTNode]:
+        def messages(value: cst.CSTNode, helpers: bool = False) -> list[cst.CSTNode]:
             kind = type(value)
             if kind is cst.Name:
                 return bound.get(value.value, [])
             if kind is cst.List or kind is cst.Tuple:
-                return [m for e in value.elements for m in messages(e.value)]
+                return [m for e in value.elements for m in messages(e.value, helpers)]
             if kind is cst.BinaryOperation:
-                return messages(value.left) + messages(value.right)
+                return messages(value.left, helpers) + messages(value.right, helpers)
             if (kind is cst.Dict or kind is cst.Call) and self._summary_message(value, view):
                 return [value]
-            if kind is cst.Call and not self._consumes(value, view):
+            if helpers and kind is cst.Call and not self._consumes(value, view):
                 # ``splice(turns, note)``: the conversation rebuilt around the message
-                held = [m for a in value.args for m in messages(a.value)]
-                given = {_root_dotted(a.value) for a in value.args}
+                held = [m for a in value.args for m in messages(a.value, helpers)]
+                given = {_conversation_key(a.value) for a in value.args}
                 return [m for m in held if given & self._folded_by(m, view)]
             return []
 
@@ -1482,65 +1499,110 @@ class _Analysis:
             kind = type(stmt)
             if kind is cst.Return or (kind is cst.Expr and type(stmt.value) is cst.Yield):
                 value = stmt.value if kind is cst.Return else stmt.value.value
-                if value is None or self._route_handler(fn):
-                    continue
-                how = "returned as the new conversation" if kind is cst.Return else "yielded as the new conversation"
-                found.extend((m, stmt, how, None) for m in messages(value))
-            elif kind is cst.Assign or kind is cst.AnnAssign:
+                if value is not None and not self._route_handler(fn):
+                    how = "returned as the new conversation" if kind is cst.Return else "yielded as the new conversation"
+                    found.extend((m, stmt, how, None, False, value) for m in messages(value))
+            elif kind is cst.Assign or kind is cst.AnnAssign or kind is cst.AugAssign:
                 if stmt.value is None:
                     continue
-                held = messages(stmt.value)
                 targets = [t.target for t in stmt.targets] if kind is cst.Assign else [stmt.target]
                 for target in targets:
                     if type(target) is cst.Name:  # a parameter rebound too: judged where it goes
-                        bound[target.value] = held
-                    elif held:
-                        found.extend((m, stmt, f"stored into `{_code(target)}`", target) for m in held)
+                        held = messages(stmt.value)
+                        bound[target.value] = bound.get(target.value, []) + held if kind is cst.AugAssign else held
+                        continue
+                    key = _conversation_key(target)
+                    how = f"stored into `{_code(target)}`"
+                    held = messages(stmt.value, helpers=kind is not cst.AugAssign)
+                    found.extend((m, stmt, how, key, kind is cst.AugAssign, None) for m in held)
+                    if not held and kind is not cst.AugAssign:
+                        cut.add(key or "")  # ``self.turns = []``: what is added next replaces it
+            elif kind is cst.Del:
+                for element in stmt.target.elements if type(stmt.target) is cst.Tuple else [stmt]:
+                    target = element.target if type(element) is cst.Del else element.value
+                    if type(target) is cst.Subscript:
+                        cut.add(_conversation_key(target.value) or "")
             elif kind is cst.Expr and type(stmt.value) is cst.Call:
                 call = stmt.value
                 func = call.func
-                if type(func) is not cst.Attribute or func.attr.value not in _LIST_WRITES or not call.args:
+                if type(func) is not cst.Attribute:
+                    continue
+                if func.attr.value in _LIST_CUTS:
+                    cut.add(_conversation_key(func.value) or "")
+                if func.attr.value not in _LIST_WRITES or not call.args:
                     continue
                 held = messages(call.args[-1].value)
                 if type(func.value) is cst.Name and func.value.value in local:
                     name = func.value.value
                     bound[name] = bound.get(name, []) + held  # judged where the list goes
-                elif held:
-                    found.extend((m, stmt, f"written into `{_code(func.value)}`", func.value) for m in held)
-        first: list[tuple[cst.CSTNode, Stmt, str, cst.BaseExpression | None]] = []
+                else:
+                    found.extend(
+                        (m, stmt, f"written into `{_code(func.value)}`", _conversation_key(func.value), True, None)
+                        for m in held
+                    )
+        first: list[tuple[cst.CSTNode, Stmt, str, str | None]] = []
         sources: set[int] = set()
-        for record, stmt, how, target in found:
+        for record, stmt, how, target, needs_cut, returned in found:
             source = self.source_call(record, view)
             if source is None or id(source) in sources:
                 continue
-            if target is not None and _root_dotted(target) not in self._folded_by(record, view):
-                continue  # some other list: a log of turns, a token ledger
+            folded = self._folded_by(record, view)
+            if returned is not None:
+                if not self._keeps_part(returned, folded, view):
+                    continue  # a tool's result, a reply: the conversation is not rebuilt with it
+            elif target not in folded or (needs_cut and not any(_within(target, c) for c in cut)):
+                continue  # some other list (a log, a ledger, another agent's inbox), or one that keeps every turn
             sources.add(id(source))
             first.append((record, stmt, how, target))
         self._messages[fn] = first
         return first
 
     def _folded_by(self, message: cst.CSTNode, view: _Fn) -> set[str]:
-        """The variables and attribute chains (``turns``, ``self.turns``) whose values flow
-        into the input of the summarizer call whose output ``message`` holds, through the
-        function's own bindings: the conversation it folds."""
+        """The conversations (:func:`_conversation_key`: ``turns``, ``self.turns``,
+        ``state["turns"]``) whose values flow into the input of the summarizer call whose
+        output ``message`` holds, through the function's own bindings: what it folds.
+        Values only: a keyword's name or an attribute's does not count, nor a bare
+        receiver (``self`` of ``self.model``)."""
         call = self.source_call(message, view)
         found: set[str] = set()
-        pending = [a.value for a in call.args] if call is not None else []
         seen: set[str] = set()
-        while pending:
-            for n in iter_exprs(pending.pop()):
-                kind = type(n)
-                if kind is cst.Attribute or kind is cst.Subscript:
-                    dotted_name = _root_dotted(n)
-                    if dotted_name:
-                        found.add(dotted_name)
-                elif kind is cst.Name:
-                    found.add(n.value)
-                    if n.value not in seen and len(seen) < 16:
-                        seen.add(n.value)
-                        pending.extend(view.assigned.get(n.value, ()))
+
+        def visit(expr: cst.CSTNode) -> None:
+            kind = type(expr)
+            if kind is cst.Name or kind is cst.Attribute or kind is cst.Subscript:
+                key = _conversation_key(expr)  # type: ignore[arg-type]
+                if key is not None:
+                    found.add(key)
+                    if key.isidentifier() and key not in seen and len(seen) < 16:  # ``turns``, ``turns[1:]``
+                        seen.add(key)
+                        for value in view.assigned.get(key, ()):
+                            visit(value)
+                    return
+                visit(expr.value)  # type: ignore[attr-defined]  # ``reply.choices[0].text``: its root
+            elif kind is cst.Call:
+                for arg in expr.args:  # type: ignore[attr-defined]
+                    visit(arg.value)
+                if type(expr.func) is cst.Attribute:  # type: ignore[attr-defined]
+                    visit(expr.func.value)  # type: ignore[attr-defined]  # ``turns.copy()``, ``"\n".join(turns)``
+            elif kind is not cst.Lambda:
+                for child in children(expr):
+                    visit(child)
+
+        for arg in call.args if call is not None else ():
+            visit(arg.value)
         return found
+
+    def _keeps_part(self, returned: cst.BaseExpression, folded: set[str], view: _Fn, depth: int = 0) -> bool:
+        """Whether ``returned`` holds part of a folded conversation (``turns[-2:]``,
+        ``*turns[-2:]``, ``self.turns[0]``), directly or through a local list built from it."""
+        for n in iter_exprs(returned):
+            if type(n) is cst.Subscript and _conversation_key(n.value) in folded:
+                return True
+            if type(n) is cst.Name and depth < 3 and n.value not in folded:
+                for value in view.assigned.get(n.value, ()):
+                    if value is not returned and self._keeps_part(value, folded, view, depth + 1):
+                        return True
+        return False
 
     def _summary_message(self, node: cst.CSTNode, view: _Fn) -> bool:
         """A chat message (see :meth:`_conversation_messages`) one of whose fields is raw
@@ -1551,8 +1613,8 @@ class _Analysis:
             func = node.func  # type: ignore[attr-defined]
             name = last_segment(dotted(func)) or ""
             owner = (last_segment(dotted(func.value)) or "") if isinstance(func, cst.Attribute) else ""
-            if _MESSAGE_CLASS.search(owner):
-                shaped = True  # a message class's factory: ``ChatMessage.from_user(...)``
+            if owner[:1].isupper() and not name[:1].isupper():
+                shaped = True  # a class's factory: ``ChatMessage.from_user(...)``
             elif not name[:1].isupper():
                 return False  # a function's result, not a message built here
             else:
@@ -1680,16 +1742,19 @@ class _Analysis:
 
     def _role_enums(self, module: ModuleInfo) -> frozenset[str]:
         """Names ``X`` whose summary role ``X.summary`` the module reads (``MessageRole``):
-        a class's, so not an instance's own attribute (``self.summary``, ``session.summary``)."""
+        a class the module defines or imports, so not an instance's own attribute
+        (``self.summary``, ``session.summary``, a module-level ``STATE.summary``)."""
         found = self._roles.get(id(module))
         if found is None:
             names = set()
+            defined = self.classes(module)
             for fn in module.functions:
                 for stmt in walk_statements(fn.body):
                     for expr in expressions_of(stmt):
                         for n in iter_exprs(expr):
                             if isinstance(n, cst.Attribute) and n.attr.value in _SUMMARY_ROLE \
-                                    and isinstance(n.value, cst.Name) and n.value.value[:1].isupper():
+                                    and isinstance(n.value, cst.Name) \
+                                    and (n.value.value in defined or n.value.value in module.imports.aliases):
                                 names.add(n.value.value)
             found = self._roles[id(module)] = frozenset(names)
         return found
@@ -1834,7 +1899,9 @@ class _Analysis:
         it returns (``{"messages": [summary_message, *kept]}``), keys and attributes it
         assigns or appends summary output to (``state["summary"] = ...``,
         ``self.history.append(...)``), and the attributes the rest of its class writes
-        summary output to. Keyed ("key", k) or ("attr", a), with the writing node."""
+        summary output to; and the conversation attribute of ``self`` a summary message
+        took the place of (:meth:`_conversation_messages`), read again only through
+        ``self``. Keyed ("key", k), ("attr", a) or ("self", a), with the writing node."""
         found = self._channels.get(fn)
         if found is not None:
             return found
@@ -1842,7 +1909,7 @@ class _Analysis:
         if fn.class_name and not fn.is_module:
             for method in fn.module.classes.get(fn.class_name, {}).values():
                 if method is not fn:
-                    found.update({k: v for k, v in self._own_channels(method).items() if k[0] == "attr"})
+                    found.update({k: v for k, v in self._own_channels(method).items() if k[0] in ("attr", "self")})
         found.update(self._own_channels(fn))
         return found
 
@@ -1860,14 +1927,14 @@ class _Analysis:
                 return ("attr", target.attr.value)
             if isinstance(target, cst.Subscript):
                 keys = [k for e in target.slice for k in _strings(e)]
-                return ("key", keys[0]) if keys else channel(target.value)  # ``self.turns[:] = ...``
+                return ("key", keys[0]) if keys else None
             return None
 
-        # the conversation a summary message took the place of: the next fold reads it again
+        # the conversation of the instance a summary message took the place of: its next fold reads it again
         for record, _, _, target in self._conversation_messages(fn, view):
-            key = channel(target) if target is not None else None
-            if key is not None:
-                found.setdefault(key, record)
+            attr = target[len("self."):] if target is not None and target.startswith("self.") else ""
+            if attr.isidentifier():
+                found.setdefault(("self", attr), record)
 
         for stmt in walk_statements(fn.body):
             if isinstance(stmt, cst.Return) and isinstance(stmt.value, cst.Dict):
@@ -1924,6 +1991,8 @@ class _Analysis:
                     steps.append(Step(path, n, f"an earlier summary: `{_code(n)}`"))
                     return "state"
                 written = channels.get(("attr", attr))
+                if written is None and type(base) is cst.Name and base.value == "self":
+                    written = channels.get(("self", attr))  # the instance's own conversation
                 if written is not None and not (isinstance(base, cst.Name) and base.value in view.tainted):
                     steps.append(Step(path, written, f"the summary is written into `.{attr}`"))
                     steps.append(Step(path, n, f"`{_code(n)}`, holding an earlier summary, is folded again"))
