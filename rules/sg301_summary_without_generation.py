@@ -57,8 +57,10 @@ class SummaryWithoutGeneration(LintRule):
     summary role or it takes the place of the conversation the summarizer
     folded: assigned over it (``self.turns = [note, *self.turns[-2:]]``, or a
     helper's result handed both), put into it after the function emptied or
-    cut it (``turns.clear()`` then ``turns.append(note)``), or returned with
-    part of it (``return [note, *turns[-2:]]``). That message is then the
+    cut it between the summarizer call and the write (``turns.clear()`` then
+    ``turns.append(note)``; ``state.pop("error")`` cuts only that key), or
+    returned with part of it (``return [note, *turns[-2:]]``, also through
+    the conversation's own name rebound). That message is then the
     record, when the compaction builds no other. A summary added to a
     conversation that keeps every turn, or returned alone, is not; nor is a
     message a helper writes from a summary it receives as a parameter, nor a

@@ -52,9 +52,11 @@ class RecompactUnreconciledSummary(LintRule):
     (``state["summary"]``), the summary protocol (``checkpoint.summary``, a
     value whose ``.generation``, ``.partial`` or ``.verbatim_refs`` is read), a
     framework's running summary, or a state channel or attribute the code wrote
-    its summary into and folds again (also a conversation attribute the
-    summary message was written back into: ``self.turns = [note, *kept]``,
-    then ``summarize(self.turns)``); a name only corroborates. It is followed
+    its summary into and folds again (also a conversation attribute of the
+    instance the summary message was written back into: ``self.turns =
+    [note, *kept]``, then ``summarize(self.turns)`` in a method of the same
+    class; not through an alias, a nested attribute or a subclass's method);
+    a name only corroborates. It is followed
     through assignments in the same function; when it arrives as a parameter,
     the callers that pass an earlier summary by value are reported instead.
     A conversation that is a parameter (``turns.append(note)``) is not

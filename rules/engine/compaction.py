@@ -343,6 +343,20 @@ def _has_key(node: cst.Dict, key: str) -> bool:
     )
 
 
+def _instance_name(fn: FunctionInfo) -> str | None:
+    """The name a method calls its instance by (its first parameter: ``self``, or any
+    other), or None outside a class."""
+    return fn.params[0] if fn.class_name and not fn.is_module and fn.params else None
+
+
+def _holds_whole(value: cst.BaseExpression, key: str) -> bool:
+    """Whether ``value`` holds the whole conversation ``key`` (``self.turns + [turn]``): an
+    assignment of it cuts nothing."""
+    return any(
+        (type(n) is cst.Name or type(n) is cst.Attribute) and _conversation_key(n) == key for n in iter_exprs(value)
+    )
+
+
 def _within(key: str | None, holder: str) -> bool:
     """``key`` is the conversation ``holder`` or one held by it (``history.messages``
     within ``history``: ``history.clear()`` empties it)."""
@@ -1474,9 +1488,12 @@ class _Analysis:
         self._messages[fn] = []  # cycles
         local = {name for name in view.assigned if name not in fn.params}
         bound: dict[str, list[cst.CSTNode]] = {}  # local names holding such messages, or lists of them
-        cut: set[str] = set()  # the conversations the function empties or shortens
-        #: (message, statement, how, conversation written, needs a cut, the returned value)
-        found: list[tuple[cst.CSTNode, Stmt, str, str | None, bool, cst.BaseExpression | None]] = []
+        #: where the function empties or shortens a conversation: (statement index, conversation,
+        #: whether what it holds goes too: ``history.clear()`` empties ``history.messages``)
+        cuts: list[tuple[int, str, bool]] = []
+        #: (message, statement index, statement, how, conversation written, needs a cut, returned value)
+        found: list[tuple[cst.CSTNode, int, Stmt, str, str | None, bool, cst.BaseExpression | None]] = []
+        order: dict[int, int] = {}  # a summarizer call -> the index of the statement it is in
 
         def messages(value: cst.CSTNode, helpers: bool = False) -> list[cst.CSTNode]:
             kind = type(value)
@@ -1495,13 +1512,16 @@ class _Analysis:
                 return [m for m in held if given & self._folded_by(m, view)]
             return []
 
-        for stmt in walk_statements(fn.body):
+        for index, stmt in enumerate(walk_statements(fn.body)):
+            for expr in expressions_of(stmt):
+                for call in calls_in(expr):
+                    order.setdefault(id(call), index)
             kind = type(stmt)
             if kind is cst.Return or (kind is cst.Expr and type(stmt.value) is cst.Yield):
                 value = stmt.value if kind is cst.Return else stmt.value.value
                 if value is not None and not self._route_handler(fn):
                     how = "returned as the new conversation" if kind is cst.Return else "yielded as the new conversation"
-                    found.extend((m, stmt, how, None, False, value) for m in messages(value))
+                    found.extend((m, index, stmt, how, None, False, value) for m in messages(value))
             elif kind is cst.Assign or kind is cst.AnnAssign or kind is cst.AugAssign:
                 if stmt.value is None:
                     continue
@@ -1514,35 +1534,38 @@ class _Analysis:
                     key = _conversation_key(target)
                     how = f"stored into `{_code(target)}`"
                     held = messages(stmt.value, helpers=kind is not cst.AugAssign)
-                    found.extend((m, stmt, how, key, kind is cst.AugAssign, None) for m in held)
-                    if not held and kind is not cst.AugAssign:
-                        cut.add(key or "")  # ``self.turns = []``: what is added next replaces it
+                    found.extend((m, index, stmt, how, key, kind is cst.AugAssign, None) for m in held)
+                    if key and not held and kind is not cst.AugAssign and not _holds_whole(stmt.value, key):
+                        cuts.append((index, key, True))  # ``self.turns = []``, not ``self.turns + [turn]``
             elif kind is cst.Del:
                 for element in stmt.target.elements if type(stmt.target) is cst.Tuple else [stmt]:
                     target = element.target if type(element) is cst.Del else element.value
                     if type(target) is cst.Subscript:
-                        cut.add(_conversation_key(target.value) or "")
+                        key = _conversation_key(target)  # ``del turns[:-4]``: turns; ``del state["x"]``: that key
+                        if key:
+                            cuts.append((index, key, False))
             elif kind is cst.Expr and type(stmt.value) is cst.Call:
                 call = stmt.value
                 func = call.func
                 if type(func) is not cst.Attribute:
                     continue
-                if func.attr.value in _LIST_CUTS:
-                    cut.add(_conversation_key(func.value) or "")
+                key = _conversation_key(func.value)
+                if func.attr.value in _LIST_CUTS and key:
+                    # ``state.pop("error")`` takes one key out of the holder: only ``clear`` empties it
+                    cuts.append((index, key, func.attr.value == "clear"))
                 if func.attr.value not in _LIST_WRITES or not call.args:
                     continue
                 held = messages(call.args[-1].value)
-                if type(func.value) is cst.Name and func.value.value in local:
-                    name = func.value.value
+                if type(func.value) is cst.Name and (func.value.value in local or func.value.value in bound):
+                    name = func.value.value  # a local list, or a parameter rebound here
                     bound[name] = bound.get(name, []) + held  # judged where the list goes
                 else:
                     found.extend(
-                        (m, stmt, f"written into `{_code(func.value)}`", _conversation_key(func.value), True, None)
-                        for m in held
+                        (m, index, stmt, f"written into `{_code(func.value)}`", key, True, None) for m in held
                     )
         first: list[tuple[cst.CSTNode, Stmt, str, str | None]] = []
         sources: set[int] = set()
-        for record, stmt, how, target, needs_cut, returned in found:
+        for record, index, stmt, how, target, needs_cut, returned in found:
             source = self.source_call(record, view)
             if source is None or id(source) in sources:
                 continue
@@ -1550,8 +1573,13 @@ class _Analysis:
             if returned is not None:
                 if not self._keeps_part(returned, folded, view):
                     continue  # a tool's result, a reply: the conversation is not rebuilt with it
-            elif target not in folded or (needs_cut and not any(_within(target, c) for c in cut)):
-                continue  # some other list (a log, a ledger, another agent's inbox), or one that keeps every turn
+            elif target not in folded:
+                continue  # some other list: a log, a ledger, another agent's inbox
+            elif needs_cut and not any(
+                order.get(id(source), -1) <= at <= index and (c == target or (holder and _within(target, c)))
+                for at, c, holder in cuts
+            ):
+                continue  # a conversation that keeps every turn: nothing cut between the fold and the write
             sources.add(id(source))
             first.append((record, stmt, how, target))
         self._messages[fn] = first
@@ -1594,11 +1622,13 @@ class _Analysis:
 
     def _keeps_part(self, returned: cst.BaseExpression, folded: set[str], view: _Fn, depth: int = 0) -> bool:
         """Whether ``returned`` holds part of a folded conversation (``turns[-2:]``,
-        ``*turns[-2:]``, ``self.turns[0]``), directly or through a local list built from it."""
+        ``*turns[-2:]``, ``self.turns[0]``), directly or through a list built from it here
+        (the conversation's own name rebound included). Not through the summarizer's
+        output: its input was a slice of the conversation, its answer is none."""
         for n in iter_exprs(returned):
             if type(n) is cst.Subscript and _conversation_key(n.value) in folded:
                 return True
-            if type(n) is cst.Name and depth < 3 and n.value not in folded:
+            if type(n) is cst.Name and depth < 3 and n.value not in view.tainted:
                 for value in view.assigned.get(n.value, ()):
                     if value is not returned and self._keeps_part(value, folded, view, depth + 1):
                         return True
@@ -1931,9 +1961,10 @@ class _Analysis:
             return None
 
         # the conversation of the instance a summary message took the place of: its next fold reads it again
+        receiver = _instance_name(fn)
         for record, _, _, target in self._conversation_messages(fn, view):
-            attr = target[len("self."):] if target is not None and target.startswith("self.") else ""
-            if attr.isidentifier():
+            head, _, attr = (target or "").partition(".")
+            if receiver is not None and head == receiver and attr.isidentifier():
                 found.setdefault(("self", attr), record)
 
         for stmt in walk_statements(fn.body):
@@ -1991,7 +2022,7 @@ class _Analysis:
                     steps.append(Step(path, n, f"an earlier summary: `{_code(n)}`"))
                     return "state"
                 written = channels.get(("attr", attr))
-                if written is None and type(base) is cst.Name and base.value == "self":
+                if written is None and type(base) is cst.Name and base.value == _instance_name(fn):
                     written = channels.get(("self", attr))  # the instance's own conversation
                 if written is not None and not (isinstance(base, cst.Name) and base.value in view.tainted):
                     steps.append(Step(path, written, f"the summary is written into `.{attr}`"))
