@@ -56,11 +56,15 @@ class SummaryWithoutGeneration(LintRule):
     or call with a ``role``) is context for a prompt, unless its role is the
     summary role or it takes the place of the conversation the summarizer
     folded: assigned over it (``self.turns = [note, *self.turns[-2:]]``, or a
-    helper's result handed both), put into it after the function emptied or
-    cut it between the summarizer call and the write (``turns.clear()`` then
-    ``turns.append(note)``; ``state.pop("error")`` cuts only that key), or
-    returned with part of it (``return [note, *turns[-2:]]``, also through
-    the conversation's own name rebound). That message is then the
+    helper's result handed both), put into a conversation the function
+    also cuts in bulk (``turns.clear()``, ``del turns[:k]``, ``self.turns =
+    self.turns[-2:]``, before or after the write, but not on a branch that
+    returns or raises first; taking one turn out with ``pop`` or ``remove``
+    trims a window, and ``state.pop("error")`` cuts only that key), or
+    returned with part of it (``return [note, *turns[-2:]]``, a
+    comprehension over it, a slice of its copy, a state update
+    ``{"messages": [note, *kept]}``, also through the conversation's own
+    name rebound). That message is then the
     record, when the compaction builds no other. A summary added to a
     conversation that keeps every turn, or returned alone, is not; nor is a
     message a helper writes from a summary it receives as a parameter, nor a
@@ -74,7 +78,8 @@ class SummaryWithoutGeneration(LintRule):
     tools or of its answer (``tools=``, ``response_format=``, ...) asks for
     nothing, unless the call forces the model to use a tool
     (``tool_choice``): that tool's description is then the task; nor does
-    an answer format's field (``Summary: [brief explanation]``). A value
+    an answer format's field (``Summary: [brief explanation]``), nor a
+    summarization the prompt forbids (``Translate ... Do not summarize``). A value
     handed to ``len`` or to a function annotated to return a number (a
     token counter) is measured, not kept: it makes no record there.
     """

@@ -48,7 +48,7 @@ time, after the function summaries are solved.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -91,6 +91,12 @@ _INSTRUCTION = re.compile(r"summar|condens|compress|compact", re.IGNORECASE)
 #: fills (``Summary: [brief explanation]``, ``Reasoning: [summary of findings]``). The model
 #: writes its own text there; the words ask it to summarize none of its input.
 _FORMAT_FIELD = re.compile(r"(?:([\w ]*):[^\S\n]*)?\[[^\]\n]*\]")
+#: A summarization word the prompt forbids (``do not summarize``, ``without condensing``):
+#: it asks for the opposite.
+_NEGATED = re.compile(
+    r"\b(?:do not|don't|never|without|no need to)\s+(?:\w+\s+)?(?:summar|condens|compress|compact)\w*",
+    re.IGNORECASE,
+)
 #: A label that itself asks (``Summarize this: [conversation]``): kept, whatever fills it.
 _ASKING_LABEL = re.compile(r"summari[sz]e|condense|compress|compact", re.IGNORECASE)
 _TOKEN = re.compile(r"[\w.\-/]*")
@@ -145,8 +151,6 @@ _SCHEMA_KEYWORDS = frozenset({
 })
 #: The calls that put an element into a list (``turns.append(note)``, ``turns.insert(0, note)``).
 _LIST_WRITES = frozenset({"append", "appendleft", "extend", "insert"})
-#: The calls that empty or shorten a list in place (``turns.clear()``, ``turns.pop(0)``).
-_LIST_CUTS = frozenset({"clear", "pop", "popleft", "remove"})
 #: A chat message's class, by the libraries' own names (``SystemMessage``, ``ChatMessage``).
 _MESSAGE_CLASS = re.compile(r"Message(Chunk)?$")
 _NOT_RECORD_CLASS = re.compile(r"(Message|MessageChunk|Prompt|PromptTemplate|Error|Exception|Warning)$")
@@ -280,6 +284,9 @@ def _asks_for_summary(text: str) -> bool:
     (a bare token, a key or a name, asks nothing)."""
     if not _INSTRUCTION.search(text) or (_TOKEN.fullmatch(text) and not _TEMPLATE_FILE.search(text)):
         return False
+    text = _NEGATED.sub("", text)  # ``Translate ... Do not summarize or omit anything``
+    if not _INSTRUCTION.search(text):
+        return False
     if "[" not in text:
         return True
     kept = _FORMAT_FIELD.sub(lambda m: m.group(1) if m.group(1) and _ASKING_LABEL.search(m.group(1)) else "", text)
@@ -349,11 +356,43 @@ def _instance_name(fn: FunctionInfo) -> str | None:
     return fn.params[0] if fn.class_name and not fn.is_module and fn.params else None
 
 
+def _copied(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """What ``list(x)``, ``tuple(x)`` or ``x.copy()`` copies; ``expr`` itself otherwise."""
+    if type(expr) is cst.Call:
+        func = expr.func
+        if type(func) is cst.Name and func.value in ("list", "tuple") and len(expr.args) == 1:
+            return expr.args[0].value
+        if type(func) is cst.Attribute and func.attr.value == "copy" and not expr.args:
+            return func.value
+    return expr
+
+
+def _early_exits(body: Sequence[Stmt]) -> dict[int, int]:
+    """The statements of every nested block that ends by leaving the function (``return``,
+    ``raise``), each with its block: a cut there (``if reset: turns.clear(); return``)
+    does not lie on the way to a write after the block."""
+    found: dict[int, int] = {}
+
+    def visit(block: list[Stmt], nested: bool) -> None:
+        if nested and block and type(block[-1]) in (cst.Return, cst.Raise):
+            number = len(found) + 1  # any number no other block has
+            found.update((id(stmt), number) for stmt in block)
+        for stmt in block:
+            for inner in child_blocks(stmt):
+                visit(inner, True)
+
+    visit(statements(list(body)), False)
+    return found
+
+
 def _holds_whole(value: cst.BaseExpression, key: str) -> bool:
     """Whether ``value`` holds the whole conversation ``key`` (``self.turns + [turn]``): an
     assignment of it cuts nothing."""
+    nodes = list(iter_exprs(value))
+    sliced = {id(n.value) for n in nodes if type(n) is cst.Subscript}  # ``self.turns[-4:]`` keeps a part
     return any(
-        (type(n) is cst.Name or type(n) is cst.Attribute) and _conversation_key(n) == key for n in iter_exprs(value)
+        (type(n) is cst.Name or type(n) is cst.Attribute) and id(n) not in sliced and _conversation_key(n) == key
+        for n in nodes
     )
 
 
@@ -1488,12 +1527,12 @@ class _Analysis:
         self._messages[fn] = []  # cycles
         local = {name for name in view.assigned if name not in fn.params}
         bound: dict[str, list[cst.CSTNode]] = {}  # local names holding such messages, or lists of them
-        #: where the function empties or shortens a conversation: (statement index, conversation,
-        #: whether what it holds goes too: ``history.clear()`` empties ``history.messages``)
-        cuts: list[tuple[int, str, bool]] = []
-        #: (message, statement index, statement, how, conversation written, needs a cut, returned value)
-        found: list[tuple[cst.CSTNode, int, Stmt, str, str | None, bool, cst.BaseExpression | None]] = []
-        order: dict[int, int] = {}  # a summarizer call -> the index of the statement it is in
+        #: where the function empties or cuts a conversation in bulk: (statement, conversation,
+        #: whether what it holds goes too: ``history.clear()`` empties ``history.messages``).
+        #: Taking one turn out (``pop``, ``remove``) trims a window; it replaces nothing.
+        cuts: list[tuple[Stmt, str, bool]] = []
+        #: (message, statement, how, conversation written, needs a cut, returned value)
+        found: list[tuple[cst.CSTNode, Stmt, str, str | None, bool, cst.BaseExpression | None]] = []
 
         def messages(value: cst.CSTNode, helpers: bool = False) -> list[cst.CSTNode]:
             kind = type(value)
@@ -1505,6 +1544,8 @@ class _Analysis:
                 return messages(value.left, helpers) + messages(value.right, helpers)
             if (kind is cst.Dict or kind is cst.Call) and self._summary_message(value, view):
                 return [value]
+            if kind is cst.Dict:  # a state update: ``{"messages": [note, *kept]}``
+                return [m for e in value.elements if type(e) is cst.DictElement for m in messages(e.value, helpers)]
             if helpers and kind is cst.Call and not self._consumes(value, view):
                 # ``splice(turns, note)``: the conversation rebuilt around the message
                 held = [m for a in value.args for m in messages(a.value, helpers)]
@@ -1512,16 +1553,13 @@ class _Analysis:
                 return [m for m in held if given & self._folded_by(m, view)]
             return []
 
-        for index, stmt in enumerate(walk_statements(fn.body)):
-            for expr in expressions_of(stmt):
-                for call in calls_in(expr):
-                    order.setdefault(id(call), index)
+        for stmt in walk_statements(fn.body):
             kind = type(stmt)
             if kind is cst.Return or (kind is cst.Expr and type(stmt.value) is cst.Yield):
                 value = stmt.value if kind is cst.Return else stmt.value.value
                 if value is not None and not self._route_handler(fn):
                     how = "returned as the new conversation" if kind is cst.Return else "yielded as the new conversation"
-                    found.extend((m, index, stmt, how, None, False, value) for m in messages(value))
+                    found.extend((m, stmt, how, None, False, value) for m in messages(value))
             elif kind is cst.Assign or kind is cst.AnnAssign or kind is cst.AugAssign:
                 if stmt.value is None:
                     continue
@@ -1534,25 +1572,24 @@ class _Analysis:
                     key = _conversation_key(target)
                     how = f"stored into `{_code(target)}`"
                     held = messages(stmt.value, helpers=kind is not cst.AugAssign)
-                    found.extend((m, index, stmt, how, key, kind is cst.AugAssign, None) for m in held)
+                    found.extend((m, stmt, how, key, kind is cst.AugAssign, None) for m in held)
                     if key and not held and kind is not cst.AugAssign and not _holds_whole(stmt.value, key):
-                        cuts.append((index, key, True))  # ``self.turns = []``, not ``self.turns + [turn]``
+                        cuts.append((stmt, key, True))  # ``self.turns = []``, not ``self.turns + [turn]``
             elif kind is cst.Del:
                 for element in stmt.target.elements if type(stmt.target) is cst.Tuple else [stmt]:
                     target = element.target if type(element) is cst.Del else element.value
                     if type(target) is cst.Subscript:
                         key = _conversation_key(target)  # ``del turns[:-4]``: turns; ``del state["x"]``: that key
                         if key:
-                            cuts.append((index, key, False))
+                            cuts.append((stmt, key, False))
             elif kind is cst.Expr and type(stmt.value) is cst.Call:
                 call = stmt.value
                 func = call.func
                 if type(func) is not cst.Attribute:
                     continue
                 key = _conversation_key(func.value)
-                if func.attr.value in _LIST_CUTS and key:
-                    # ``state.pop("error")`` takes one key out of the holder: only ``clear`` empties it
-                    cuts.append((index, key, func.attr.value == "clear"))
+                if func.attr.value == "clear" and key:
+                    cuts.append((stmt, key, True))
                 if func.attr.value not in _LIST_WRITES or not call.args:
                     continue
                 held = messages(call.args[-1].value)
@@ -1560,12 +1597,11 @@ class _Analysis:
                     name = func.value.value  # a local list, or a parameter rebound here
                     bound[name] = bound.get(name, []) + held  # judged where the list goes
                 else:
-                    found.extend(
-                        (m, index, stmt, f"written into `{_code(func.value)}`", key, True, None) for m in held
-                    )
+                    found.extend((m, stmt, f"written into `{_code(func.value)}`", key, True, None) for m in held)
         first: list[tuple[cst.CSTNode, Stmt, str, str | None]] = []
         sources: set[int] = set()
-        for record, index, stmt, how, target, needs_cut, returned in found:
+        exits = _early_exits(fn.body) if cuts else {}
+        for record, stmt, how, target, needs_cut, returned in found:
             source = self.source_call(record, view)
             if source is None or id(source) in sources:
                 continue
@@ -1576,10 +1612,10 @@ class _Analysis:
             elif target not in folded:
                 continue  # some other list: a log, a ledger, another agent's inbox
             elif needs_cut and not any(
-                order.get(id(source), -1) <= at <= index and (c == target or (holder and _within(target, c)))
+                (c == target or (holder and _within(target, c))) and exits.get(id(at)) in (None, exits.get(id(stmt)))
                 for at, c, holder in cuts
             ):
-                continue  # a conversation that keeps every turn: nothing cut between the fold and the write
+                continue  # a conversation that keeps its turns: nothing cut in bulk on the way to the write
             sources.add(id(source))
             first.append((record, stmt, how, target))
         self._messages[fn] = first
@@ -1626,8 +1662,11 @@ class _Analysis:
         (the conversation's own name rebound included). Not through the summarizer's
         output: its input was a slice of the conversation, its answer is none."""
         for n in iter_exprs(returned):
-            if type(n) is cst.Subscript and _conversation_key(n.value) in folded:
-                return True
+            kind = type(n)
+            if kind is cst.Subscript and _conversation_key(_copied(n.value)) in folded:
+                return True  # ``turns[-2:]``, ``list(turns)[-2:]``, ``turns.copy()[-2:]``
+            if (kind is cst.ListComp or kind is cst.GeneratorExp) and _conversation_key(n.for_in.iter) in folded:
+                return True  # ``[t for t in turns if t["pinned"]]``
             if type(n) is cst.Name and depth < 3 and n.value not in view.tainted:
                 for value in view.assigned.get(n.value, ()):
                     if value is not returned and self._keeps_part(value, folded, view, depth + 1):
