@@ -1507,13 +1507,14 @@ class _Analysis:
         """The chat messages holding raw summarizer output that take the place of the
         conversation the summarizer folded: assigned over it (``self.turns = [note,
         *self.turns[-2:]]``, ``turns[:] = [note]``, or a helper's result that was handed
-        both), put into it after the function cut it (``turns.clear()`` or ``del
-        turns[:k]``, then ``turns.append(note)``), or returned with part of it (``return
-        [note, *turns[-2:]]``). A compaction that folds the turns into one message keeps
-        its summary *as* that message. Only where ``fn`` builds no other record (one
-        compaction, one record, the first message per summarizer call). A summary added
-        to a conversation that keeps every turn (a chat's reply), returned alone (a
-        tool's result), or put into another list is no compaction's record.
+        both), put into it by a function that also cuts it in bulk (``turns.clear()``,
+        ``del turns[:k]``), not on a branch that returns or raises first, or returned
+        with part of it (``return [note, *turns[-2:]]``). A compaction that folds the
+        turns into one message keeps its summary *as* that message. Only where ``fn``
+        builds no other record (one compaction, one record, the first message per
+        summarizer call). A summary added to a conversation that keeps every turn (a
+        chat's reply), returned alone (a tool's result), or put into another list is no
+        compaction's record.
 
         Where the values go decides, not what anything is called: a message is a dict
         with a ``role``, a class's factory result (``ChatMessage.from_user(...)``), or
