@@ -424,12 +424,14 @@ def _summary_role(node: cst.CSTNode) -> bool:
                   and isinstance(e.key, cst.SimpleString) and string_value(e.key) == "role"]
     elif isinstance(node, cst.Call):
         values = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "role"]
-    for value in values:
-        if isinstance(value, cst.SimpleString) and string_value(value) in _SUMMARY_ROLE:
-            return True
-        if isinstance(value, cst.Attribute) and value.attr.value in _SUMMARY_ROLE:
-            return True
-    return False
+    return any(_is_summary_role(value) for value in values)
+
+
+def _is_summary_role(value: cst.BaseExpression) -> bool:
+    """``"summary"`` or ``MessageRole.summary``: the role a summary message is given."""
+    if isinstance(value, cst.SimpleString):
+        return string_value(value) in _SUMMARY_ROLE
+    return isinstance(value, cst.Attribute) and value.attr.value in _SUMMARY_ROLE
 
 
 def _param_default(fn: FunctionInfo, name: str) -> cst.BaseExpression | None:
@@ -599,7 +601,7 @@ class _Analysis:
         self._channels: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._own: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._records: dict[FunctionInfo, list[tuple[cst.CSTNode, Stmt, str]]] = {}
-        self._messages: dict[FunctionInfo, list[tuple[cst.CSTNode, Stmt, str, cst.BaseExpression | None]]] = {}
+        self._messages: dict[FunctionInfo, list[tuple[cst.CSTNode, Stmt, str, str | None]]] = {}
         self._modules_by_name: dict[str, ModuleInfo] | None = None
         self._calls: dict[FunctionInfo, _Calls] = {}
         self._compaction_locks: dict[FunctionInfo, frozenset[str] | None] = {}
@@ -1668,7 +1670,7 @@ class _Analysis:
                 return True  # ``turns[-2:]``, ``list(turns)[-2:]``, ``turns.copy()[-2:]``
             if (kind is cst.ListComp or kind is cst.GeneratorExp) and _conversation_key(n.for_in.iter) in folded:
                 return True  # ``[t for t in turns if t["pinned"]]``
-            if type(n) is cst.Name and depth < 3 and n.value not in view.tainted:
+            if kind is cst.Name and depth < 3 and n.value not in view.tainted:
                 for value in view.assigned.get(n.value, ()):
                     if value is not returned and self._keeps_part(value, folded, view, depth + 1):
                         return True
@@ -1688,13 +1690,8 @@ class _Analysis:
             elif not name[:1].isupper():
                 return False  # a function's result, not a message built here
             else:
-                roles = self._role_enums(view.fn.module)
-                shaped = _MESSAGE_CLASS.search(name) is not None or any(
-                    (a.keyword is not None and a.keyword.value == "role")
-                    or (isinstance(a.value, cst.Attribute) and isinstance(a.value.value, cst.Name)
-                        and a.value.value.value in roles)
-                    for a in node.args  # type: ignore[attr-defined]
-                )
+                role = self._role_argument(node, view)  # type: ignore[arg-type]
+                shaped = _MESSAGE_CLASS.search(name) is not None or role is not None
         return shaped and self._holds_summary(node, view)
 
     def records(self, fn: FunctionInfo) -> Iterator[Fact]:
@@ -1797,18 +1794,26 @@ class _Analysis:
             if not name or not name[0].isupper():
                 return False
             # A chat message holding a summary is context, unless its role says it is the summary:
-            # a message by its class name, or by what it is built with: a ``role=``, or a member
-            # of the module's role enumeration (one whose summary member the module reads), which
-            # survives renaming the field it fills.
-            if any(a.keyword is not None and a.keyword.value == "role" for a in node.args):
-                return _summary_role(node)
-            roles = self._role_enums(view.fn.module)
-            for arg in node.args:
-                value = arg.value
-                if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value in roles:
-                    return value.attr.value in _SUMMARY_ROLE
-            return not _NOT_RECORD_CLASS.search(name) or (name.endswith("Message") and _summary_role(node))
+            # a message by its class name, or by the role it is built with
+            role = self._role_argument(node, view)
+            if role is not None:
+                return _is_summary_role(role)
+            return not _NOT_RECORD_CLASS.search(name)
         return False
+
+    def _role_argument(self, call: cst.Call, view: _Fn) -> cst.BaseExpression | None:
+        """The role a call builds a message with: its ``role=``, else a member of the module's
+        role enumeration (one whose summary member the module reads) in any argument, which
+        survives renaming the field it fills; None when it is built with neither."""
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "role":
+                return arg.value
+        roles = self._role_enums(view.fn.module)
+        for arg in call.args:
+            value = arg.value
+            if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value in roles:
+                return value
+        return None
 
     def _role_enums(self, module: ModuleInfo) -> frozenset[str]:
         """Names ``X`` whose summary role ``X.summary`` the module reads (``MessageRole``):
