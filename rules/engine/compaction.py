@@ -372,17 +372,19 @@ def _early_exits(body: Sequence[Stmt]) -> dict[int, int]:
     ``raise``), each with its block: a cut there (``if reset: turns.clear(); return``)
     does not lie on the way to a write after the block."""
     found: dict[int, int] = {}
-
-    def visit(block: list[Stmt], nested: bool) -> None:
-        if nested and block and type(block[-1]) in (cst.Return, cst.Raise):
-            number = len(found) + 1  # any number no other block has
-            found.update((id(stmt), number) for stmt in block)
-        for stmt in block:
-            for inner in child_blocks(stmt):
-                visit(inner, True)
-
-    visit(statements(list(body)), False)
+    _add_early_exits(statements(list(body)), False, found)
     return found
+
+
+def _add_early_exits(block: list[Stmt], nested: bool, found: dict[int, int]) -> None:
+    """:func:`_early_exits` of one block, added to ``found`` (a function, not a recursive
+    closure: see :meth:`_Analysis._messages_in`)."""
+    if nested and block and type(block[-1]) in (cst.Return, cst.Raise):
+        number = len(found) + 1  # any number no other block has
+        found.update((id(stmt), number) for stmt in block)
+    for stmt in block:
+        for inner in child_blocks(stmt):
+            _add_early_exits(inner, True, found)
 
 
 def _holds_whole(value: cst.BaseExpression, key: str) -> bool:
@@ -1503,6 +1505,36 @@ class _Analysis:
         self._records[fn] = kept
         return kept
 
+    def _messages_in(
+        self, value: cst.CSTNode, view: _Fn, bound: dict[str, list[cst.CSTNode]], helpers: bool = False
+    ) -> list[cst.CSTNode]:
+        """The summary messages :meth:`_conversation_messages` finds in ``value``: built
+        there, or held by a local name of ``bound``; through a helper's result only where
+        ``helpers`` (an assignment over the conversation). A method, not a recursive
+        closure: such a closure is a reference cycle that would hold this analysis, and
+        with it every tree of the run, until the cyclic collector found it (agno: 1.9 M
+        objects walked after its analysis)."""
+        kind = type(value)
+        if kind is cst.Name:
+            return bound.get(value.value, [])
+        if kind is cst.List or kind is cst.Tuple:
+            return [m for e in value.elements for m in self._messages_in(e.value, view, bound, helpers)]
+        if kind is cst.BinaryOperation:
+            return self._messages_in(value.left, view, bound, helpers) + self._messages_in(value.right, view, bound, helpers)
+        if (kind is cst.Dict or kind is cst.Call) and self._summary_message(value, view):
+            return [value]
+        if kind is cst.Dict:  # a state update: ``{"messages": [note, *kept]}``
+            return [
+                m for e in value.elements if type(e) is cst.DictElement
+                for m in self._messages_in(e.value, view, bound, helpers)
+            ]
+        if helpers and kind is cst.Call and not self._consumes(value, view):
+            # ``splice(turns, note)``: the conversation rebuilt around the message
+            held = [m for a in value.args for m in self._messages_in(a.value, view, bound, helpers)]
+            given = {_conversation_key(a.value) for a in value.args}
+            return [m for m in held if given & self._folded_by(m, view)]
+        return []
+
     def _conversation_messages(
         self, fn: FunctionInfo, view: _Fn
     ) -> list[tuple[cst.CSTNode, Stmt, str, str | None]]:
@@ -1538,23 +1570,7 @@ class _Analysis:
         found: list[tuple[cst.CSTNode, Stmt, str, str | None, bool, cst.BaseExpression | None]] = []
 
         def messages(value: cst.CSTNode, helpers: bool = False) -> list[cst.CSTNode]:
-            kind = type(value)
-            if kind is cst.Name:
-                return bound.get(value.value, [])
-            if kind is cst.List or kind is cst.Tuple:
-                return [m for e in value.elements for m in messages(e.value, helpers)]
-            if kind is cst.BinaryOperation:
-                return messages(value.left, helpers) + messages(value.right, helpers)
-            if (kind is cst.Dict or kind is cst.Call) and self._summary_message(value, view):
-                return [value]
-            if kind is cst.Dict:  # a state update: ``{"messages": [note, *kept]}``
-                return [m for e in value.elements if type(e) is cst.DictElement for m in messages(e.value, helpers)]
-            if helpers and kind is cst.Call and not self._consumes(value, view):
-                # ``splice(turns, note)``: the conversation rebuilt around the message
-                held = [m for a in value.args for m in messages(a.value, helpers)]
-                given = {_conversation_key(a.value) for a in value.args}
-                return [m for m in held if given & self._folded_by(m, view)]
-            return []
+            return self._messages_in(value, view, bound, helpers)
 
         for stmt in walk_statements(fn.body):
             kind = type(stmt)
@@ -1633,31 +1649,33 @@ class _Analysis:
         call = self.source_call(message, view)
         found: set[str] = set()
         seen: set[str] = set()
-
-        def visit(expr: cst.CSTNode) -> None:
-            kind = type(expr)
-            if kind is cst.Name or kind is cst.Attribute or kind is cst.Subscript:
-                key = _conversation_key(expr)  # type: ignore[arg-type]
-                if key is not None:
-                    found.add(key)
-                    if key.isidentifier() and key not in seen and len(seen) < 16:  # ``turns``, ``turns[1:]``
-                        seen.add(key)
-                        for value in view.assigned.get(key, ()):
-                            visit(value)
-                    return
-                visit(expr.value)  # type: ignore[attr-defined]  # ``reply.choices[0].text``: its root
-            elif kind is cst.Call:
-                for arg in expr.args:  # type: ignore[attr-defined]
-                    visit(arg.value)
-                if type(expr.func) is cst.Attribute:  # type: ignore[attr-defined]
-                    visit(expr.func.value)  # type: ignore[attr-defined]  # ``turns.copy()``, ``"\n".join(turns)``
-            elif kind is not cst.Lambda:
-                for child in children(expr):
-                    visit(child)
-
         for arg in call.args if call is not None else ():
-            visit(arg.value)
+            self._fold_values(arg.value, view, found, seen)
         return found
+
+    def _fold_values(self, expr: cst.CSTNode, view: _Fn, found: set[str], seen: set[str]) -> None:
+        """Add to ``found`` the conversations whose values ``expr`` is made of (see
+        :meth:`_folded_by`), following at most 16 of the function's local names
+        (``seen``). A method, not a recursive closure (see :meth:`_messages_in`)."""
+        kind = type(expr)
+        if kind is cst.Name or kind is cst.Attribute or kind is cst.Subscript:
+            key = _conversation_key(expr)  # type: ignore[arg-type]
+            if key is not None:
+                found.add(key)
+                if key.isidentifier() and key not in seen and len(seen) < 16:  # ``turns``, ``turns[1:]``
+                    seen.add(key)
+                    for value in view.assigned.get(key, ()):
+                        self._fold_values(value, view, found, seen)
+                return
+            self._fold_values(expr.value, view, found, seen)  # type: ignore[attr-defined]  # ``reply.choices[0].text``: its root
+        elif kind is cst.Call:
+            for arg in expr.args:  # type: ignore[attr-defined]
+                self._fold_values(arg.value, view, found, seen)
+            if type(expr.func) is cst.Attribute:  # type: ignore[attr-defined]
+                self._fold_values(expr.func.value, view, found, seen)  # type: ignore[attr-defined]  # ``turns.copy()``, ``"\n".join(turns)``
+        elif kind is not cst.Lambda:
+            for child in children(expr):
+                self._fold_values(child, view, found, seen)
 
     def _keeps_part(self, returned: cst.BaseExpression, folded: set[str], view: _Fn, depth: int = 0) -> bool:
         """Whether ``returned`` holds part of a folded conversation (``turns[-2:]``,

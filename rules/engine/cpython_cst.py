@@ -218,7 +218,12 @@ class _Unsupported(Exception):
 
 
 class _Converter:
-    """CPython's tree of one text -> libcst's tree of it. One instance per text."""
+    """CPython's tree of one text -> libcst's tree of it. One instance per text.
+
+    Its dispatch tables (:data:`_EXPRESSIONS`, :data:`_STATEMENTS`) are the class's
+    functions, not an instance's bound methods: tables of bound methods made each
+    converter a reference cycle, and kept its text until the cyclic collector ran
+    (844 converters after agno's analysis)."""
 
     def __init__(self, text: str) -> None:
         self.data = text.encode("utf-8")
@@ -233,30 +238,8 @@ class _Converter:
         self.continued = b"\\\n" in self.data
         #: Where the text is not ASCII: the spans kept as written (see :meth:`check_identifiers`).
         self.verbatim_spans: list[tuple[int, int]] | None = None if text.isascii() else []
-        self.expr_table: dict[type, Callable[[Any], Any]] = {
-            ast.Name: self.name, ast.Attribute: self.attribute, ast.Call: self.call, ast.Constant: self.constant,
-            ast.Subscript: self.subscript, ast.BinOp: self.binop, ast.BoolOp: self.boolop,
-            ast.Compare: self.compare, ast.UnaryOp: self.unaryop, ast.Tuple: self.tuple_, ast.List: self.list_,
-            ast.Set: self.set_, ast.Dict: self.dict_, ast.Await: self.await_, ast.IfExp: self.ifexp,
-            ast.Lambda: self.lambda_, ast.ListComp: self.listcomp, ast.SetComp: self.setcomp,
-            ast.DictComp: self.dictcomp, ast.GeneratorExp: self.genexp, ast.Yield: self.yield_,
-            ast.YieldFrom: self.yieldfrom, ast.NamedExpr: self.namedexpr, ast.JoinedStr: self.joinedstr,
-            ast.Starred: self.starred_alone,
-        }
-        self.stmt_table: dict[type, Callable[[Any], Any]] = {
-            ast.Expr: self.expr_stmt, ast.Assign: self.assign, ast.AnnAssign: self.annassign,
-            ast.AugAssign: self.augassign, ast.Return: self.return_, ast.Raise: self.raise_,
-            ast.Assert: self.assert_, ast.Delete: self.delete, ast.Pass: self.simple(cst.Pass),
-            ast.Break: self.simple(cst.Break), ast.Continue: self.simple(cst.Continue), ast.Import: self.import_,
-            ast.ImportFrom: self.importfrom, ast.Global: self.global_, ast.Nonlocal: self.nonlocal_,
-            ast.If: self.if_, ast.For: self.for_, ast.AsyncFor: self.for_, ast.While: self.while_,
-            ast.Try: self.try_, ast.With: self.with_, ast.AsyncWith: self.with_,
-            ast.FunctionDef: self.functiondef, ast.AsyncFunctionDef: self.functiondef,
-            ast.ClassDef: self.classdef,
-        }
-        try_star = getattr(ast, "TryStar", None)
-        if try_star is not None:
-            self.stmt_table[try_star] = self.try_star
+        #: One node for every ``pass``, ``break`` and ``continue`` of the text (they have no fields).
+        self.keywords = {kind: _M(cls)() for kind, cls in _KEYWORDS.items()}
 
     # -- text --------------------------------------------------------------------------------
 
@@ -344,10 +327,10 @@ class _Converter:
 
     def expr(self, node: ast.expr) -> cst.BaseExpression:
         kind = type(node)
-        convert = self.expr_table.get(kind)
+        convert = _EXPRESSIONS.get(kind)
         if convert is None:  # pragma: no cover - CPython's expressions are all in the table
             raise _Unsupported(kind.__name__)
-        made = convert(node)
+        made = convert(self, node)
         if kind in _ALWAYS_WRAPPED:  # valid in parentheses wherever they stand
             return _wrapped(made)
         return made
@@ -640,10 +623,10 @@ class _Converter:
         out: list[cst.BaseStatement] = []
         line: list[cst.BaseSmallStatement] = []
         last: ast.stmt | None = None  # the last simple statement of ``line``
-        table = self.stmt_table
+        table = _STATEMENTS
         for node in nodes:
             convert = table.get(type(node))
-            made = self.statement_island(node) if convert is None else convert(node)
+            made = self.statement_island(node) if convert is None else convert(self, node)
             if isinstance(made, cst.BaseCompoundStatement):
                 if line:
                     out.append(_SimpleStatementLine(body=tuple(line)))
@@ -663,8 +646,8 @@ class _Converter:
     def block(self, nodes: list[ast.stmt]) -> cst.BaseSuite:
         """A compound statement's body: indented, or on the header's line (``if x: y``)."""
         if not self.first_on_line(nodes[0]):
-            table = self.stmt_table
-            return _SimpleStatementSuite(body=tuple(table[type(n)](n) for n in nodes))  # small statements only
+            table = _STATEMENTS
+            return _SimpleStatementSuite(body=tuple(table[type(n)](self, n) for n in nodes))  # small statements only
         return _IndentedBlock(body=self.statements(nodes))
 
     def statement_island(self, node: ast.stmt) -> cst.BaseCompoundStatement:
@@ -680,10 +663,6 @@ class _Converter:
         if node.col_offset == 0:
             return cst.parse_module(lines).body[0]  # type: ignore[return-value]
         return cst.parse_module("if 1:\n" + lines).body[0].body.body[0]  # type: ignore[attr-defined,no-any-return]
-
-    def simple(self, cls: type) -> Callable[[ast.stmt], cst.BaseSmallStatement]:
-        instance = _M(cls)()
-        return lambda node: instance  # type: ignore[no-any-return]
 
     def expr_stmt(self, node: ast.Expr) -> cst.Expr:
         return _Expr(value=self.expr(node.value))
@@ -883,6 +862,36 @@ def _closing_paren(text: str) -> int:
                 continue
         at += 1
     return -1
+
+
+def _keyword(converter: _Converter, node: ast.stmt) -> cst.BaseSmallStatement:
+    return converter.keywords[type(node)]  # type: ignore[no-any-return]
+
+
+_KEYWORDS: dict[type, type] = {ast.Pass: cst.Pass, ast.Break: cst.Break, ast.Continue: cst.Continue}
+#: How each CPython expression and statement is converted, by its node type.
+_EXPRESSIONS: dict[type, Callable[[_Converter, Any], Any]] = {
+    ast.Name: _Converter.name, ast.Attribute: _Converter.attribute, ast.Call: _Converter.call,
+    ast.Constant: _Converter.constant, ast.Subscript: _Converter.subscript, ast.BinOp: _Converter.binop,
+    ast.BoolOp: _Converter.boolop, ast.Compare: _Converter.compare, ast.UnaryOp: _Converter.unaryop,
+    ast.Tuple: _Converter.tuple_, ast.List: _Converter.list_, ast.Set: _Converter.set_, ast.Dict: _Converter.dict_,
+    ast.Await: _Converter.await_, ast.IfExp: _Converter.ifexp, ast.Lambda: _Converter.lambda_,
+    ast.ListComp: _Converter.listcomp, ast.SetComp: _Converter.setcomp, ast.DictComp: _Converter.dictcomp,
+    ast.GeneratorExp: _Converter.genexp, ast.Yield: _Converter.yield_, ast.YieldFrom: _Converter.yieldfrom,
+    ast.NamedExpr: _Converter.namedexpr, ast.JoinedStr: _Converter.joinedstr, ast.Starred: _Converter.starred_alone,
+}
+_STATEMENTS: dict[type, Callable[[_Converter, Any], Any]] = {
+    ast.Expr: _Converter.expr_stmt, ast.Assign: _Converter.assign, ast.AnnAssign: _Converter.annassign,
+    ast.AugAssign: _Converter.augassign, ast.Return: _Converter.return_, ast.Raise: _Converter.raise_,
+    ast.Assert: _Converter.assert_, ast.Delete: _Converter.delete, ast.Pass: _keyword, ast.Break: _keyword,
+    ast.Continue: _keyword, ast.Import: _Converter.import_, ast.ImportFrom: _Converter.importfrom,
+    ast.Global: _Converter.global_, ast.Nonlocal: _Converter.nonlocal_, ast.If: _Converter.if_,
+    ast.For: _Converter.for_, ast.AsyncFor: _Converter.for_, ast.While: _Converter.while_, ast.Try: _Converter.try_,
+    ast.With: _Converter.with_, ast.AsyncWith: _Converter.with_, ast.FunctionDef: _Converter.functiondef,
+    ast.AsyncFunctionDef: _Converter.functiondef, ast.ClassDef: _Converter.classdef,
+}
+if hasattr(ast, "TryStar"):  # Python 3.11+
+    _STATEMENTS[ast.TryStar] = _Converter.try_star
 
 
 # -- public --------------------------------------------------------------------------------

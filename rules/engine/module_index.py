@@ -55,10 +55,20 @@ JSON_ARRAYS = (list, tuple)
 
 def index_entries(tree: ast.Module) -> tuple[Entry, ...]:
     """The entries of CPython's ``tree`` (see the module's documentation)."""
-    entries: list[Entry] = []
-    count = [0]  # function entries so far: a parent's position
+    indexer = _Indexer()
+    indexer.collect(tree.body, -1, None, "")
+    return tuple(indexer.entries)
 
-    def function(node: ast.AST, name: str, parent: int, class_name: str | None, prefix: str) -> None:
+
+class _Indexer:
+    """:func:`index_entries`' walk. A class, not two recursive closures: those were a
+    reference cycle holding every entry of a module until the cyclic collector came."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self.count = 0  # function entries so far: a parent's position
+
+    def function(self, node: ast.AST, name: str, parent: int, class_name: str | None, prefix: str) -> None:
         arguments = node.args  # type: ignore[attr-defined]
         params = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
         params.extend(extra for extra in (arguments.vararg, arguments.kwarg) if extra is not None)
@@ -67,19 +77,20 @@ def index_entries(tree: ast.Module) -> tuple[Entry, ...]:
             dotted_cpython(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list  # type: ignore[attr-defined]
         ) if is_def else ()
         qualname = f"{prefix}.{name}" if prefix else name
-        entries.append((
+        self.entries.append((
             "def" if is_def else "lambda", node.lineno - 1, qualname, name,  # type: ignore[attr-defined]
             class_name, parent,
             tuple(p.arg for p in params),
             tuple((p.arg, dotted_cpython(p.annotation) or "") for p in params if p.annotation is not None),
             decorators,
         ))
-        position = count[0]
-        count[0] += 1
+        position = self.count
+        self.count += 1
         if is_def:
-            collect(node.body, position, None, f"{qualname}.<locals>")  # type: ignore[attr-defined]
+            self.collect(node.body, position, None, f"{qualname}.<locals>")  # type: ignore[attr-defined]
 
-    def collect(body: list[ast.stmt], owner: int, class_name: str | None, prefix: str) -> None:
+    def collect(self, body: list[ast.stmt], owner: int, class_name: str | None, prefix: str) -> None:
+        entries = self.entries
         stack: list[ast.AST] = list(reversed(body))
         while stack:
             stmt = stack.pop()
@@ -92,19 +103,16 @@ def index_entries(tree: ast.Module) -> tuple[Entry, ...]:
                     tuple((a.name, a.asname) for a in stmt.names),  # type: ignore[attr-defined]
                 ))
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                function(stmt, stmt.name, owner, class_name, prefix)  # type: ignore[attr-defined]
+                self.function(stmt, stmt.name, owner, class_name, prefix)  # type: ignore[attr-defined]
             elif kind is ast.ClassDef:
                 name = stmt.name  # type: ignore[attr-defined]
-                collect(stmt.body, owner, name, f"{prefix}.{name}" if prefix else name)  # type: ignore[attr-defined]
+                self.collect(stmt.body, owner, name, f"{prefix}.{name}" if prefix else name)  # type: ignore[attr-defined]
             else:
                 named = _named_lambda(stmt)
                 if named is not None:
-                    function(named[1], named[0], owner, class_name, prefix)
+                    self.function(named[1], named[0], owner, class_name, prefix)
                 elif kind in _COMPOUND:
                     stack.extend(reversed([s for clause in statements_below(stmt) for s in _clause(clause)]))
-
-    collect(tree.body, -1, None, "")
-    return tuple(entries)
 
 
 def kept(entries: Sequence[Entry], blanked: Sequence[tuple[int, int]]) -> tuple[Entry, ...]:

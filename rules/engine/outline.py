@@ -35,7 +35,7 @@ its lines differently); nor is a body that shares a line with its ``def``.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from .cpython_tree import statements_below
 from .relevance import FileScan
@@ -67,25 +67,28 @@ def skeleton(text: str, tree: ast.Module) -> Skeleton:
     """What :func:`outline` needs of CPython's tree (no tree kept): see :data:`Skeleton`."""
     if "\r" in text:
         return ()
-    lines = text.split("\n")
+    return _skeleton_of(tree.body, text.split("\n"))
 
-    def walk(body: list[ast.stmt]) -> Skeleton:
-        items = []
-        stack: list[ast.AST] = list(body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, _DEFS):
-                imported = _imports(node)
-                items.append(
-                    (True, node.name, bool(imported), _span(node, lines), walk(node.body), _lines_of(imported, lines))
-                )
-            elif isinstance(node, ast.ClassDef):
-                items.append((False, node.name, False, None, walk(node.body), ()))
-            elif isinstance(node, _BLOCKS):
-                stack.extend(statements_below(node))
-        return tuple(items)
 
-    return walk(tree.body)
+def _skeleton_of(body: list[ast.stmt], lines: list[str]) -> Skeleton:
+    """:func:`skeleton` of one block of the text of ``lines``. A function, not a recursive
+    closure: such a closure is a reference cycle, and kept the lines of every text the
+    screening read until the cyclic collector came."""
+    items = []
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _DEFS):
+            imported = _imports(node)
+            items.append(
+                (True, node.name, bool(imported), _span(node, lines), _skeleton_of(node.body, lines),
+                 _lines_of(imported, lines))
+            )
+        elif isinstance(node, ast.ClassDef):
+            items.append((False, node.name, False, None, _skeleton_of(node.body, lines), ()))
+        elif isinstance(node, _BLOCKS):
+            stack.extend(statements_below(node))
+    return tuple(items)
 
 
 def outline(
@@ -126,66 +129,11 @@ def outline_skeleton(
     :func:`.module_index.kept`)."""
     if "\r" in text:
         return text
-    spans: list[tuple[int, int, str]] = []
-    #: Imports a deferred body keeps: first and last line, the body's indentation.
-    restores: dict[str, list[tuple[int, int, str]]] = {}
-    #: How many functions have each qualified name (``@overload`` stubs, conditional defs).
-    named: dict[str, int] = {}
     # functions with named lambdas in them: their bodies add functions to the index
     owners = {q.partition(".<locals>.")[0] for q in file_scan.functions if ".<locals>." in q} if deferred is not None else ()
-
-    def keeps(name: str, qualname: str) -> bool:
-        if qualname in relevant or name in nodes:
-            return True
-        words = file_scan.functions.get(qualname)
-        if words is None:
-            return True
-        joined = "\n".join(words.words)
-        if lent is not None and lent(joined, words.calls):
-            return True
-        return evidence(joined) or any(w in joined for w in _CONCURRENCY)
-
-    def visit(items: Skeleton, prefix: str, whole: bool = False) -> bool:
-        """Collect blankable spans under ``items``; whether anything under them is kept.
-        ``whole``: inside a kept function of a lending module, whose closures are part of
-        what it lends (a helper's ``create_task(runner())`` runs the closure's body)."""
-        kept = False
-        for is_def, name, imports, span, children, import_lines in items:
-            if is_def:
-                qualname = f"{prefix}.{name}"
-                named[qualname] = named.get(qualname, 0) + 1
-                own = whole or (lent is not None and keeps(name, qualname))
-                inner = visit(children, f"{qualname}.<locals>", own)
-                if own or inner or keeps(name, qualname) or imports:
-                    kept = True
-                    if (
-                        deferred is not None and not inner and not children and span is not None
-                        and import_lines is not None and "<locals>" not in prefix
-                        and name not in _CONSTRUCTORS and qualname not in owners
-                    ):
-                        deferred[qualname] = span
-                        restores[qualname] = [(first, last, span[2]) for first, last in import_lines]
-                    continue
-                if span is None:
-                    kept = True
-                else:
-                    spans.append(span)
-            else:
-                before = len(spans)
-                inner = visit(children, f"{prefix}.{name}", whole)
-                if inner:
-                    # a class whose methods are analyzed keeps its constructor: what they read of
-                    # ``self`` comes from it (``self._template = template or self.BASE_TEMPLATE``,
-                    # a prompt that asks for a summary), and whether an instance dispatches at
-                    # all can depend on what it was built with (``self.agent = agent`` ...
-                    # ``if self.agent: spawn(...)``, and the caller's ``self.trimmer =
-                    # Trimmer(None)``; see .inflight)
-                    init = [c[3] for c in children if c[0] and c[1] in _CONSTRUCTORS and c[3] is not None]
-                    spans[before:] = [sp for sp in spans[before:] if sp not in init]
-                kept = inner or kept
-        return kept
-
-    visit(outline_of, module_name)
+    outliner = _Outliner(file_scan, relevant, evidence, nodes, lent, deferred, owners)
+    outliner.visit(outline_of, module_name)
+    spans, restores, named = outliner.spans, outliner.restores, outliner.named
     if blanked is not None:
         blanked.extend((start, end) for start, end, _ in spans)
     if deferred:
@@ -208,6 +156,82 @@ def outline_skeleton(
             _fill(lines, start, end, indent)
             reach = end
     return "\n".join(lines)
+
+
+class _Outliner:
+    """:func:`outline_skeleton`'s walk of a skeleton: which bodies it blanks and defers. A
+    class, not recursive closures: those were a reference cycle holding each outline's
+    spans until the cyclic collector came."""
+
+    def __init__(
+        self,
+        file_scan: FileScan,
+        relevant: set[str],
+        evidence: Callable[[str], bool],
+        nodes: set[str],
+        lent: Callable[[str, Iterable[str]], bool] | None,
+        deferred: dict[str, tuple[int, int, str]] | None,
+        owners: Collection[str],
+    ) -> None:
+        self.file_scan, self.relevant, self.evidence, self.nodes = file_scan, relevant, evidence, nodes
+        self.lent, self.deferred, self.owners = lent, deferred, owners
+        self.spans: list[tuple[int, int, str]] = []
+        #: Imports a deferred body keeps: first and last line, the body's indentation.
+        self.restores: dict[str, list[tuple[int, int, str]]] = {}
+        #: How many functions have each qualified name (``@overload`` stubs, conditional defs).
+        self.named: dict[str, int] = {}
+
+    def keeps(self, name: str, qualname: str) -> bool:
+        if qualname in self.relevant or name in self.nodes:
+            return True
+        words = self.file_scan.functions.get(qualname)
+        if words is None:
+            return True
+        joined = "\n".join(words.words)
+        if self.lent is not None and self.lent(joined, words.calls):
+            return True
+        return self.evidence(joined) or any(w in joined for w in _CONCURRENCY)
+
+    def visit(self, items: Skeleton, prefix: str, whole: bool = False) -> bool:
+        """Collect blankable spans under ``items``; whether anything under them is kept.
+        ``whole``: inside a kept function of a lending module, whose closures are part of
+        what it lends (a helper's ``create_task(runner())`` runs the closure's body)."""
+        spans, named, deferred, lent = self.spans, self.named, self.deferred, self.lent
+        kept = False
+        for is_def, name, imports, span, children, import_lines in items:
+            if is_def:
+                qualname = f"{prefix}.{name}"
+                named[qualname] = named.get(qualname, 0) + 1
+                own = whole or (lent is not None and self.keeps(name, qualname))
+                inner = self.visit(children, f"{qualname}.<locals>", own)
+                if own or inner or self.keeps(name, qualname) or imports:
+                    kept = True
+                    if (
+                        deferred is not None and not inner and not children and span is not None
+                        and import_lines is not None and "<locals>" not in prefix
+                        and name not in _CONSTRUCTORS and qualname not in self.owners
+                    ):
+                        deferred[qualname] = span
+                        self.restores[qualname] = [(first, last, span[2]) for first, last in import_lines]
+                    continue
+                if span is None:
+                    kept = True
+                else:
+                    spans.append(span)
+            else:
+                before = len(spans)
+                inner = self.visit(children, f"{prefix}.{name}", whole)
+                if inner:
+                    # a class whose methods are analyzed keeps its constructor: what they read of
+                    # ``self`` comes from it (``self._template = template or self.BASE_TEMPLATE``,
+                    # a prompt that asks for a summary), and whether an instance dispatches at
+                    # all can depend on what it was built with (``self.agent = agent`` ...
+                    # ``if self.agent: spawn(...)``, and the caller's ``self.trimmer =
+                    # Trimmer(None)``; see .inflight)
+                    init = [c[3] for c in children if c[0] and c[1] in _CONSTRUCTORS and c[3] is not None]
+                    spans[before:] = [sp for sp in spans[before:] if sp not in init]
+                kept = inner or kept
+        return kept
 
 
 def _fill(lines: list[str], start: int, end: int, indent: str) -> None:

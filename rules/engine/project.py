@@ -377,6 +377,7 @@ class Project:
         functions are not the index's (not expected) counts as none: no node of it is
         bound to a function it is not."""
         found: list[FunctionInfo] = []
+        twin: ModuleInfo | None = None
         if tree is not None:
             twin = ModuleInfo(module.path, tree, ImportTable(module.name, False), context=True)
             top = FunctionInfo(module.functions[0].qualname, "<module>", tree, twin)
@@ -394,6 +395,10 @@ class Project:
         for index, fn in enumerate(module.functions):
             kind = fn.__dict__.pop("_unbuilt", None)
             fn.node = found[index].node if found else _empty(fn.name, kind, tree)
+        if twin is not None:  # its functions and it point to each other: a cycle that held the tree
+            for fn in twin.functions:
+                fn.__dict__.clear()
+            twin.__dict__.clear()
 
     # -- indexing ------------------------------------------------------------------------
 
