@@ -159,8 +159,11 @@ class _Groups:
     def decide(self, text: str) -> bool:
         if self.has("E", text):
             return True
-        if self.framework and any(w in text for w in self.framework) and any(w in text for w in self.summarizers):
-            return True  # a framework's own words next to one of its summarizers (its model says both)
+        if any(w in text for w in self.summarizers) and any(w in text for w in self.framework):
+            # a framework's own words next to one of its summarizers (its model says both); the
+            # summarizers first: they are rarer (86 of the real-code corpus's 4,727 texts against
+            # 2,358), so most texts are scanned for 18 words, not 18 and 34
+            return True
         if any(w in text for w in self.interrupts) and any(w in text for w in self.framework):
             return True  # a pause of a framework's node: the node re-runs from its start on resume
         resume = self.has("R", text)
