@@ -41,7 +41,7 @@ import re
 import sys
 import tokenize
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import libcst as cst
@@ -489,27 +489,11 @@ def lower_for_host(text: str, module: cst.Module) -> str | None:
         where = positions[node]
         return edits.offset(where.start), edits.offset(where.end)
 
-    def lower_string(node: cst.CSTNode) -> None:
-        """A string expression as a parenthesized tuple of its replacement fields' expressions."""
-        start, end = span(node)
-        edits.blank(start, end)
-        for part in _template_parts(node):
-            first, last = span(part.expression)
-            edits.restore(text, first, last)
-            comma = edits.first_blank(last, span(part)[1])
-            if comma is None:  # pragma: no cover - a field always ends with "}"
-                raise _CannotLower
-            edits.chars[comma] = ","
-            for inner in _strings_in(part.expression):
-                if not _host_accepts_expression(module.code_for_node(inner)):
-                    lower_string(inner)
-        edits.chars[start], edits.chars[end - 1] = "(", ")"
-
     try:
         for node in _walk(module):
             if isinstance(node, _STRING_TYPES):
                 if not _host_accepts_expression(module.code_for_node(node)):
-                    lower_string(node)
+                    _lower_string(node, text, module, edits, span)
                 continue
             kind = type(node).__name__
             if kind == "TypeAlias" and _HOST < (3, 12):
@@ -528,6 +512,27 @@ def lower_for_host(text: str, module: cst.Module) -> str | None:
         return None
     lowered = "".join(edits.chars)
     return lowered if _host_parse(lowered) is not None else None
+
+
+def _lower_string(
+    node: cst.CSTNode, text: str, module: cst.Module, edits: _Text, span: Callable[[cst.CSTNode], tuple[int, int]]
+) -> None:
+    """A string expression of :func:`lower_for_host` as a parenthesized tuple of its
+    replacement fields' expressions. A function, not a recursive closure: that would be a
+    reference cycle holding the module's tree (see :mod:`.collector`)."""
+    start, end = span(node)
+    edits.blank(start, end)
+    for part in _template_parts(node):
+        first, last = span(part.expression)
+        edits.restore(text, first, last)
+        comma = edits.first_blank(last, span(part)[1])
+        if comma is None:  # pragma: no cover - a field always ends with "}"
+            raise _CannotLower
+        edits.chars[comma] = ","
+        for inner in _strings_in(part.expression):
+            if not _host_accepts_expression(module.code_for_node(inner)):
+                _lower_string(inner, text, module, edits, span)
+    edits.chars[start], edits.chars[end - 1] = "(", ")"
 
 
 class _CannotLower(Exception):
