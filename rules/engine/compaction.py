@@ -1520,7 +1520,8 @@ class _Analysis:
         if kind is cst.List or kind is cst.Tuple:
             return [m for e in value.elements for m in self._messages_in(e.value, view, bound, helpers)]
         if kind is cst.BinaryOperation:
-            return self._messages_in(value.left, view, bound, helpers) + self._messages_in(value.right, view, bound, helpers)
+            left = self._messages_in(value.left, view, bound, helpers)
+            return left + self._messages_in(value.right, view, bound, helpers)
         if (kind is cst.Dict or kind is cst.Call) and self._summary_message(value, view):
             return [value]
         if kind is cst.Dict:  # a state update: ``{"messages": [note, *kept]}``
@@ -1667,12 +1668,14 @@ class _Analysis:
                     for value in view.assigned.get(key, ()):
                         self._fold_values(value, view, found, seen)
                 return
-            self._fold_values(expr.value, view, found, seen)  # type: ignore[attr-defined]  # ``reply.choices[0].text``: its root
+            # ``reply.choices[0].text``: its root
+            self._fold_values(expr.value, view, found, seen)  # type: ignore[attr-defined]
         elif kind is cst.Call:
             for arg in expr.args:  # type: ignore[attr-defined]
                 self._fold_values(arg.value, view, found, seen)
             if type(expr.func) is cst.Attribute:  # type: ignore[attr-defined]
-                self._fold_values(expr.func.value, view, found, seen)  # type: ignore[attr-defined]  # ``turns.copy()``, ``"\n".join(turns)``
+                # ``turns.copy()``, ``"\n".join(turns)``
+                self._fold_values(expr.func.value, view, found, seen)  # type: ignore[attr-defined]
         elif kind is not cst.Lambda:
             for child in children(expr):
                 self._fold_values(child, view, found, seen)
