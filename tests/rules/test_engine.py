@@ -158,6 +158,10 @@ def test_unparsed_and_irrelevant_files(analyzer: Analyzer) -> None:
         ("summary.generation\nckpt = 1\n", True),
         ("search_tool(x)\nrestored = 1\n", True),
         ("search_tool(x)\n", False),
+        # a framework's own words next to one of its summarizers: its model says both
+        ("from langgraph.graph import StateGraph\nx = RunningSummary()\n", True),
+        ("from langgraph.graph import StateGraph\n", False),
+        ("x = RunningSummary()\n", False),
     ],
 )
 def test_prefilter_needs_co_occurring_evidence(analyzer: Analyzer, text: str, expected: bool) -> None:
