@@ -25,8 +25,6 @@ format, which describes the rule classes) takes the full path.
 # annotation given as a string (see summaryguard.rules.cli.report).
 import os
 import time
-import warnings
-from _ast import PyCF_ONLY_AST  # ``ast`` itself is not needed to ask CPython for a tree
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
@@ -42,6 +40,7 @@ from .report import BaselineStats, ErrorLike, FindingLike, ReadError, Report, Ru
 from .selection import SelectorError, expand, resolve, unknown_selectors
 from .sources import decode_source, read_source_bytes
 from .unused import CODE as UNUSED_SUPPRESSION
+from ..engine.host_syntax import host_parse_error
 from ..engine.prefilter import Prefilter
 from ..engine.registry import known_codes
 from ..engine.vocabulary import Vocabulary
@@ -220,17 +219,9 @@ def _quick_screen(paths: Sequence[str], prefilter: Prefilter) -> tuple[list[tupl
 
 
 def _compiles(text: str) -> bool:
-    """Whether CPython's parser accepts ``text``, as :meth:`~..engine.Analyzer.syntax_errors` asks it;
-    nesting too deep to parse is no syntax error there either."""
-    try:
-        with warnings.catch_warnings():  # CPython's SyntaxWarnings are not ours to print
-            warnings.simplefilter("ignore")
-            compile(text, "<summaryguard>", "exec", flags=PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return False
-    except (RecursionError, MemoryError):
-        return True
-    return True
+    """Whether CPython's parser accepts ``text``, as :meth:`~..engine.Analyzer.syntax_errors` asks it
+    (:mod:`~..engine.host_syntax`); nesting too deep to parse is no syntax error there either."""
+    return host_parse_error(text) is None
 
 
 def _open_cache(config: Config, rules: Sequence[type], vocabulary: object) -> "ResultCache":

@@ -57,6 +57,7 @@ from .cpython_cst import is_converted, names_as_written
 from .facts import Step
 from .findings import FileError, Finding, TraceStep, describe, is_too_deep
 from .grammar import Shifts, after_host_rejection, exact_tree, map_column, parse_module, tree_positions
+from .host_syntax import host_parse_error
 from .model import FileModel, build_models
 from .module_index import JSON_ARRAYS, Entry, entries_from_json, index_entries, kept
 from .prefilter import Prefilter
@@ -393,20 +394,14 @@ class Analyzer:
         """The syntax error of a file the text pre-filter rejected (:meth:`might_matter`):
         same rows as :meth:`analyze` gives. CPython's parser screens (cheap); what it
         rejects, libcst decides for the target grammar (see :mod:`.grammar`)."""
-        errors: list[FileError] = []
-        try:
-            with warnings.catch_warnings():  # CPython's SyntaxWarnings are not ours to print
-                warnings.simplefilter("ignore")
-                compile(text, "<summaryguard>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        except SyntaxError as exc:
-            verdict = after_host_rejection(text, self.target_version, exc, lower=False)
-            if verdict.error is not None:  # the host's verdict stands: its row
-                errors.append(_syntax_error(path, text, exc))
-        except ValueError as exc:
-            errors.append(_syntax_error(path, text, exc))
-        except (RecursionError, MemoryError):
-            pass  # not a syntax error; the file is never analyzed (see the module's documentation)
-        return errors
+        refusal = host_parse_error(text)  # nesting too deep is none: the file is never analyzed
+        if refusal is None:
+            return []
+        if isinstance(refusal, SyntaxError):
+            verdict = after_host_rejection(text, self.target_version, refusal, lower=False)
+            if verdict.error is None:  # libcst reads it for the target grammar
+                return []
+        return [_syntax_error(path, text, refusal)]  # the host's verdict stands: its row
 
     def screen(self, path: str, text: str) -> tuple[bool, list[FileError]]:
         """Whether :meth:`analyze` would hand this file to libcst, and the errors
