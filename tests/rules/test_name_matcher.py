@@ -32,3 +32,14 @@ def test_building_the_vocabulary_compiles_no_matcher_until_a_name_is_asked() -> 
     assert matchers and not any(m._compiled for m in matchers)
     assert vocabulary.matches("resume-calls", "agent.rehydrate_summary")
     assert vocabulary._matchers["resume-calls"]._compiled
+
+
+def test_only_globs_with_a_sign_inside_are_compiled() -> None:
+    """Plain names and one ``*`` at an end are set and affix tests; ``a*b`` needs ``re``."""
+    matcher = NameMatcher(["pkg.Agent.resume", "*.rehydrate", "myapp.tools.*", "fetch_*", "**Error"])
+    assert matcher("pkg.Agent.resume") and matcher("x.rehydrate") and matcher("myapp.tools.search")
+    assert matcher("a.fetch_one") and matcher("ValueError") and not matcher("pkg.Agent.resume2")
+    assert matcher._dotted.rest is None and matcher._bare.rest is None
+    inside = NameMatcher(["pkg.*.resume", "get_?"])
+    assert inside("pkg.a.b.resume") and inside("x.get_y") and not inside("pkg.resume")
+    assert inside._dotted.rest is not None and inside._bare.rest is not None
