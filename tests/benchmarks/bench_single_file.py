@@ -5,7 +5,9 @@ Run: ``python tests/benchmarks/bench_single_file.py [--runs 9]``
 With ``$SG_REALCODE_SRC`` set (the real-code corpus) it also times (c): agno's
 ``agent/_run.py`` (6.6 k lines) checked alone from its package's folder, as a
 pre-commit hook checks it (the modules it imports are analyzed with it), against
-libcst's parse of that one file; goal at most **3x** (issue 10). It then times the
+libcst's parse of that one file; goal at most **3x** (issue 10), and against libcst's
+parse of that file and the project modules it imports (the yardstick a tree's cold run
+has, proposed in issue 10's notes, at most 0.7x). It then times the
 same check with the cache warm after an edit of that file alone (in a copy of the
 package, the cache in a temporary folder): the next commit's pre-commit run.
 ``--in-package PACKAGE FILE`` times only that case, for any file.
@@ -58,6 +60,11 @@ CHECK = [sys.executable, "-m", "summaryguard.rules.cli", "check"]
 #: its own libcst parse (what it imports is analyzed too, as a pre-commit hook's run does).
 IN_PACKAGE_GOAL = 3.0
 IN_PACKAGE_DEFAULT = ("agno-3.1.10", "agno/agent/_run.py")
+#: Proposed in the closing notes of issue 10, not the issue's goal: the same check against
+#: libcst's parse of the file *and of the project modules it imports* (as far as the check
+#: looks, see :func:`import_closure`), the yardstick SPEC §3.1.2 sets for a tree's cold run,
+#: applied to what the file's findings depend on (§3.1.1, locality), at the issue's 0.7x.
+CLOSURE_GOAL = 0.7
 
 PLAIN = textwrap.dedent(
     '''\
@@ -236,28 +243,67 @@ def in_package(args: argparse.Namespace) -> None:
         print(f"in-package case skipped: no {path}")
         return
     source = path.read_bytes()
+    closure = [module.read_bytes() for module in import_closure(package, path)]
     command = [*CHECK, "--no-cache", "--format", "json", name]
     with tempfile.TemporaryDirectory(prefix="sg_bench_pyc_") as pycache:
         env = child_environment(Path(pycache))
         time_once(command, package, env)  # .pyc files written, file system warm
-        checks, parses = [], []
+        checks, parses, closure_parses = [], [], []
         for _ in range(args.in_package_runs):
             checks.append(time_once(command, package, env)[0])
             started = time.perf_counter()
             libcst.parse_module(source)
             parses.append(time.perf_counter() - started)
-    check, parse = statistics.median(checks), statistics.median(parses)
+            for text in closure:
+                libcst.parse_module(text)
+            closure_parses.append(time.perf_counter() - started)
+    check, parse, whole = statistics.median(checks), statistics.median(parses), statistics.median(closure_parses)
     lines = source.count(b"\n")
     verdict = "met" if check / parse <= IN_PACKAGE_GOAL else "NOT met"
     print(
         f"in package: {name} ({lines:,} lines) from {package}: check {check:.2f} s, its libcst parse "
         f"{parse:.2f} s, {check / parse:.1f}x (goal at most {IN_PACKAGE_GOAL}x: {verdict})"
     )
+    closure_lines = sum(text.count(b"\n") for text in closure)
+    verdict = "met" if check / whole <= CLOSURE_GOAL else "NOT met"
+    print(
+        f"in package, against libcst's parse of {name} and the {len(closure)} project modules it imports "
+        f"({closure_lines:,} lines more): {whole:.2f} s, {check / whole:.2f}x (proposed goal at most "
+        f"{CLOSURE_GOAL}x: {verdict})"
+    )
     edited = edited_in_package(package, name, args.in_package_runs)
     print(
         f"in package, edited with the cache warm (pre-commit after a change to {name} alone): check "
         f"{edited:.2f} s, {edited / parse:.1f}x its parse, {edited / check:.2f}x the --no-cache check"
     )
+
+
+def import_closure(package: Path, path: Path) -> list[Path]:
+    """The project modules ``path`` imports, transitively, as far as the check itself looks for
+    them (:data:`~summaryguard.rules.cli.dependencies.MAX_DEPTH` levels, at most
+    :data:`~summaryguard.rules.cli.dependencies.MAX_MODULES`), each import resolved by the
+    check's own resolver. Every one counts, those the check then skips too: its yardstick is
+    what a file's findings may depend on, as a tree's is every file of the tree."""
+    import ast
+
+    from summaryguard.rules.cli.dependencies import MAX_DEPTH, MAX_MODULES, ImportResolver
+    from summaryguard.rules.engine.names import imported_modules
+
+    resolver = ImportResolver(str(package))
+    start = os.path.normpath(str(path))
+    seen, found, level = {start}, [], [start]
+    for _ in range(MAX_DEPTH):
+        wanted = []
+        for importer in level:
+            tree = ast.parse(Path(importer).read_bytes())
+            for spec in imported_modules(tree):
+                target = resolver.resolve(spec, importer)
+                if target is not None and target not in seen and len(found) + len(wanted) < MAX_MODULES:
+                    seen.add(target)
+                    wanted.append(target)
+        found.extend(wanted)
+        level = wanted
+    return [Path(module) for module in found]
 
 
 def edited_in_package(package: Path, name: str, runs: int) -> float:
