@@ -15,6 +15,7 @@ call resolution), :mod:`.evidence` (what values and calls are),
 :mod:`.base` (the rule class), :mod:`.registry` (which rules exist),
 :mod:`.relevance` / :mod:`.outline` (which bodies libcst parses),
 :mod:`.bodies` (a context module's bodies, parsed when read),
+:mod:`.host_syntax` (CPython's syntax check of a dismissed file),
 :mod:`.analyzer` (the driver).
 """
 
