@@ -38,6 +38,7 @@ def _verdict(text: str) -> tuple[type, int | None] | None:
         "def f(:\n    pass\n",
         "a = 1\nb = (\n",
         "x = 1\0\n",
+        'x = "\udcff"\n',  # a lone surrogate (undecodable bytes, escaped): compile()'s ValueError
         "print 'py2'\n",
         # the compiler's refusals, not the parser's: symtable rejects them, compile() with
         # PyCF_ONLY_AST does not, and its verdict is the one given
