@@ -64,7 +64,7 @@ IN_PACKAGE_DEFAULT = ("agno-3.1.10", "agno/agent/_run.py")
 #: libcst's parse of the file *and of the project modules it reads as context* (see
 #: :func:`context_modules`), the yardstick SPEC §3.1.2 sets for a tree's cold run, applied to
 #: what the file's findings depend on (§3.1.1, locality), at the issue's 0.7x.
-CLOSURE_GOAL = 0.7
+CONTEXT_GOAL = 0.7
 
 PLAIN = textwrap.dedent(
     '''\
@@ -265,11 +265,11 @@ def in_package(args: argparse.Namespace) -> None:
         f"{parse:.2f} s, {check / parse:.1f}x (goal at most {IN_PACKAGE_GOAL}x: {verdict})"
     )
     context_lines = sum(text.count(b"\n") for text in context)
-    verdict = "met" if check / whole <= CLOSURE_GOAL else "NOT met"
+    verdict = "met" if check / whole <= CONTEXT_GOAL else "NOT met"
     print(
         f"in package, against libcst's parse of {name} and the {len(context)} project modules it reads as context "
         f"({context_lines:,} lines more): {whole:.2f} s, {check / whole:.2f}x (proposed goal at most "
-        f"{CLOSURE_GOAL}x: {verdict})"
+        f"{CONTEXT_GOAL}x: {verdict})"
     )
     edited = edited_in_package(package, name, args.in_package_runs)
     print(
