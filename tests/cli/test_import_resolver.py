@@ -36,6 +36,21 @@ def test_answers_as_resolve_import_does(tmp_path: Path) -> None:
     assert resolver.resolve("..store", loop) == os.path.normpath(pkg / "store.py")
 
 
+def test_a_files_imports_resolve_at_once_as_one_by_one(tmp_path: Path) -> None:
+    pkg = _package(tmp_path)
+    loop = str(pkg / "sub" / "loop.py")
+    specs = ("..store", "app.store", "app", "json", "app.missing", ".", "..store")
+    expected = tuple(ImportResolver(str(tmp_path)).resolve(spec, loop) for spec in specs)
+    resolver = ImportResolver(str(tmp_path))
+    assert resolver.resolve_all(specs, loop) == expected
+    assert resolver.resolve_all(list(specs), loop) == expected  # any sequence of the same names
+    os.remove(pkg / "store.py")  # one run reads one tree: the answers are the ones it gave
+    assert resolver.resolve_all(specs, loop) == expected
+    assert resolver.resolve_all(("app.store",), loop) == (os.path.normpath(pkg / "store.py"),)
+    assert ImportResolver(str(tmp_path)).resolve_all(specs, loop)[0] is None  # a new run: gone
+    assert resolver.resolve_all((), loop) == ()
+
+
 def test_each_import_is_resolved_once_per_run(tmp_path: Path) -> None:
     """What the context search found stays what the graph sees, even if the disk changes
     in between: the run reads one tree."""
