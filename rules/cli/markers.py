@@ -12,12 +12,18 @@ __all__ = ["may_hold_suppressions"]
 
 #: Every suppression comment holds one of these words, in any case (the two forms are
 #: in :mod:`.suppression`; written out here, this comment would be one).
-_MARKERS = ("noqa", "summaryguard")
+_MARKERS = (b"noqa", b"summaryguard")
 
 
 def may_hold_suppressions(text: str) -> bool:
-    """False when ``text`` certainly holds no suppression comment."""
+    """False when ``text`` certainly holds no suppression comment.
+
+    The text is lowered as UTF-8 bytes: ``bytes.lower`` changes only ASCII letters, and
+    the markers' letters are ASCII, which no other character's UTF-8 bytes contain (nor
+    does any other character lower to them). Lowering the ``str`` gave the same answers
+    at 1.7 times the cost (0.16 against 0.095 s over the real-code corpus's 67 MB, every
+    run: a warm run's tenth); a case-insensitive regular expression is ~10x slower."""
     if "#" not in text:
         return False
-    lowered = text.lower()  # C-speed; a case-insensitive regex scan of every file is ~10x slower
+    lowered = text.encode("utf-8", "surrogatepass").lower()
     return any(marker in lowered for marker in _MARKERS)

@@ -96,3 +96,24 @@ def test_the_marker_test_never_hides_a_suppression(parts: list[str]) -> None:
         found = suppression.parse_suppressions(text).by_line
     if found:
         assert may_hold_suppressions(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(PYTHONISH, _COMMENTS, st.text(max_size=12)), max_size=6))
+def test_the_marker_test_answers_as_lowering_the_text_would(parts: list[str]) -> None:
+    """Lowered as UTF-8 bytes (the cheap way), the text holds a marker exactly when it does
+    lowered as a string: any character, a lone surrogate too."""
+    from summaryguard.rules.cli.markers import may_hold_suppressions
+
+    text = "# " + "\n".join(parts)
+    lowered = text.lower()
+    assert may_hold_suppressions(text) == ("noqa" in lowered or "summaryguard" in lowered)
+
+
+def test_the_marker_test_reads_past_other_scripts() -> None:
+    from summaryguard.rules.cli.markers import may_hold_suppressions
+
+    assert may_hold_suppressions("x = 'žluťoučký kůň'  # NoQA: SG201\n")
+    assert may_hold_suppressions("s = '\udcff'  # SummaryGuard: ignore[SG101]\n")
+    assert not may_hold_suppressions("x = 'ǸOQA, Ｎｏｑａ'  # note\n")  # look-alikes are no markers
+    assert not may_hold_suppressions("noqa = 1\n")  # no comment sign at all
