@@ -10,9 +10,9 @@ Why two steps: ``compile(..., PyCF_ONLY_AST)`` builds the whole tree as Python
 objects, and nobody reads it here. :func:`symtable.symtable` runs the same parser
 and keeps only the C tree (it adds a pass over the scopes), at two thirds of the
 cost on the real-code corpus (3.4 against 5.3 s for 3,000 files). Its success
-means the parser accepted the text. It also rejects what the parser accepts and
-only the compiler refuses (``nonlocal x`` at the top level), so a rejection is
-asked again of ``compile`` with ``PyCF_ONLY_AST``, whose verdict is the one given:
+means the parser accepted the text. It also rejects some texts the parser accepts
+(``nonlocal x`` at the top level, ``from __future__ import braces``), so a rejection
+is asked again of ``compile`` with ``PyCF_ONLY_AST``, whose verdict is the one given:
 the answers are exactly those of ``compile`` alone.
 """
 

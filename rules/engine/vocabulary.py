@@ -95,8 +95,9 @@ RECONCILIATION_ERRORS = (
 class NameMatcher:
     """A set of qualified names and globs, matched as :func:`fnmatch.fnmatchcase` would.
 
-    Most entries are plain names (312 of the 328 built in) or one ``*`` at an end
-    (``*.resume_context``, ``fetch_*``): those are a set and two tuples for
+    Nearly every entry is a plain name or has one ``*`` at an end (``*.resume_context``,
+    ``fetch_*``): 327 of the 328 entries of the 14 matchers of a run with the built-in
+    plugins (312 plain names). Those are a set and two tuples for
     ``str.endswith`` / ``str.startswith``, and only the rest is compiled into a
     regular expression. One alternation of every entry cost 18 ms to compile, paid
     by every run that matched a name (a pre-commit hook on one small file), and

@@ -40,11 +40,13 @@ def _verdict(text: str) -> tuple[type, int | None] | None:
         "x = 1\0\n",
         'x = "\udcff"\n',  # a lone surrogate (undecodable bytes, escaped): compile()'s ValueError
         "print 'py2'\n",
-        # the compiler's refusals, not the parser's: symtable rejects them, compile() with
+        # the compiler's refusals, not the parser's: symtable rejects these, compile() with
         # PyCF_ONLY_AST does not, and its verdict is the one given
         "nonlocal x\n",
         "x = 1\nglobal x\n",
         "def f(a):\n    global a\n",
+        "from __future__ import braces\n",
+        # a refusal symtable leaves to the compiler too: both accept it
         "return 1\n",
         "x = '\\d'\n",  # a SyntaxWarning only
         "(" * 300 + ")" * 300 + "\n",
