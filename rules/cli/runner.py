@@ -209,19 +209,14 @@ def _quick_screen(paths: Sequence[str], prefilter: Prefilter) -> tuple[list[tupl
             if isinstance(text, ReadError):
                 items.append(text)
                 continue
-            if prefilter.might_matter(text) or not _compiles(text):
+            # CPython's refusal goes the full path: libcst decides it for the target grammar
+            if prefilter.might_matter(text) or host_parse_error(text) is not None:
                 return None
             items.append((path, text))
         return items
 
     items = call_with_deep_stack(work)  # as deep as the engine's own syntax check (see .batch)
     return None if items is None else (items, [])
-
-
-def _compiles(text: str) -> bool:
-    """Whether CPython's parser accepts ``text``, as :meth:`~..engine.Analyzer.syntax_errors` asks it
-    (:mod:`~..engine.host_syntax`); nesting too deep to parse is no syntax error there either."""
-    return host_parse_error(text) is None
 
 
 def _open_cache(config: Config, rules: Sequence[type], vocabulary: object) -> "ResultCache":

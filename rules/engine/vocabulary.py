@@ -139,12 +139,13 @@ class _Globs:
         prefixes: list[str] = []
         rest: list[str] = []
         for pattern in patterns:
+            tail, head = pattern.lstrip("*"), pattern.rstrip("*")  # fnmatch reads ``**`` as ``*``
             if not _GLOB_SIGNS.intersection(pattern):
                 exact.add(pattern)
-            elif not _GLOB_SIGNS.intersection(pattern.lstrip("*")):
-                suffixes.append(pattern.lstrip("*"))  # fnmatch reads ``**`` as ``*``
-            elif not _GLOB_SIGNS.intersection(pattern.rstrip("*")):
-                prefixes.append(pattern.rstrip("*"))
+            elif not _GLOB_SIGNS.intersection(tail):
+                suffixes.append(tail)
+            elif not _GLOB_SIGNS.intersection(head):
+                prefixes.append(head)
             else:
                 rest.append(fnmatch.translate(pattern))
         self.exact = frozenset(exact)

@@ -15,6 +15,7 @@ import pytest
 from summaryguard.rules.engine import Analyzer, LintRule, Vocabulary, all_rules
 from summaryguard.rules.engine.collector import collector_paused, defer_next_collection
 
+FIXTURES = Path(__file__).parent / "fixtures"
 RESUME = "def recover(checkpoint):\n    summary = checkpoint.summary\n    return checkpoint.resume_context()\n"
 
 
@@ -285,9 +286,6 @@ def _ours(garbage: list[object]) -> list[str]:
         or type(o).__module__.startswith("summaryguard")
         or isinstance(o, FunctionType) and o.__module__.startswith("summaryguard")
     })
-
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_an_analysis_leaves_its_trees_to_reference_counting() -> None:
