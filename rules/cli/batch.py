@@ -7,10 +7,10 @@ The work has two parts, because the analysis crosses modules:
    keeps, and CPython's syntax check alone for the files it rejects (a file
    that cannot be parsed is an error wherever it is). It depends on the
    file's text alone, so its verdict is cached by content and, for the files
-   not in the cache, computed in a process pool when more than
-   :data:`SERIAL_SCREEN_FILES` files or :data:`SERIAL_SCREEN_CHARS` of text
-   need it (serial otherwise), the text pre-filter included: this process only
-   reads the files. What crosses process boundaries is small: the text in, a
+   not in the cache, computed in the run's worker processes (see :mod:`.workers`)
+   when more than :data:`SERIAL_SCREEN_FILES` files or :data:`SERIAL_SCREEN_CHARS`
+   of text need it (serial otherwise), the text pre-filter included: this
+   process only reads the files. What crosses process boundaries is small: the text in, a
    boolean and a few error rows out. No syntax tree is ever pickled.
 2. **Analysis of the screened-in files** (:meth:`Analyzer.analyze`): libcst,
    function summaries solved to a fixed point across modules, one rule pass
@@ -33,8 +33,8 @@ content and the modules it imports, transitively. So with ``--jobs`` > 1 and
 more than one file to analyze (at least :data:`SERIAL_ANALYSIS_CHARS` of
 text), the checked files are split into up to ``jobs`` chunks balanced by text
 length, each analyzed with the modules its files import, a checked file of
-another chunk included (as context there), in a pool of one worker process per
-chunk that takes the chunks' groups one by one, largest first; each file's
+another chunk included (as context there), in the run's pool, whose workers take
+the chunks' groups one by one, largest first; each file's
 findings come from the one chunk that checks it (see :mod:`.chunks`).
 Chunks that would mostly analyze the same imported modules run in one process
 instead (:data:`MIN_SPEEDUP`): the records are shared, the engine's function
@@ -45,9 +45,7 @@ keeps its locality (tests/cli/test_cli_parallel_analysis.py).
 
 from __future__ import annotations
 
-import gc
 import os
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -57,8 +55,11 @@ from .cache import Imports, ResultCache, Verdict, content_digest
 from .deepstack import call_with_deep_stack
 from .report import ErrorLike, ReadError
 from .sources import decode_source, read_source_bytes
+from .workers import WORKER, Workers
 
 if TYPE_CHECKING:  # pragma: no cover
+    from concurrent.futures import Executor
+
     from .dependencies import Dependency, ImportResolver
     from ..engine import Analyzer
 
@@ -101,10 +102,32 @@ def check_files(
     """Findings and errors of ``paths`` (display paths), as ``analyzer.analyze`` would give them,
     with the project modules they import as context. ``root`` is the project's folder
     (the configuration's): absolute imports are also looked up below it."""
+    batch = Batch()
+    workers = Workers(analyzer, jobs)
+    if len(paths) > SERIAL_SCREEN_FILES and (cache is None or not cache.holds_screenings()):
+        # Every file will be screened, more than this process screens alone: the pool is
+        # sure to be wanted, so it is forked now, before this process holds the files
+        # (see .workers). A cache that may answer leaves it to the first work that wants it.
+        workers.start()
+    try:
+        _check(batch, paths, analyzer, cache, workers, root)
+    finally:
+        workers.close()
+    return batch
+
+
+def _check(
+    batch: Batch,
+    paths: Sequence[str],
+    analyzer: Analyzer,
+    cache: ResultCache | None,
+    workers: Workers,
+    root: str | os.PathLike[str] | None,
+) -> None:
+    """:func:`check_files`' work, into ``batch``."""
     from .dependencies import ImportResolver, find_dependencies
     from ..engine import FileError
 
-    batch = Batch()
     digests: dict[str, str] = {}
     verdicts: dict[str, Verdict] = {}
     imports: dict[str, Imports] = {}  # path -> its imports, for the files screened in
@@ -130,7 +153,7 @@ def check_files(
     batch.screened = len(misses)
     # The text pre-filter too (most files stop there): 1.8 s of the real-code corpus's
     # 4,729 files, which this process spent alone while the workers waited.
-    computed, batch.workers = _screen_all(analyzer, misses, jobs, batch.warnings)
+    computed, batch.workers = _screen_all(workers, misses, batch.warnings)
     screened: list[tuple[str, str, Any]] = []  # cached by persist(), not here: see it
     for (path, _), (verdict, file_facts) in zip(misses, computed):
         verdicts[path] = verdict
@@ -171,29 +194,27 @@ def check_files(
             [(path, imports.get(path, ())) for path, _ in wanted],
             [path for path, _ in batch.sources if path not in lenders],
             resolver,
-            lambda targets: _load_context(targets, analyzer, cache, facts, jobs, batch.warnings),
+            lambda targets: _load_context(targets, workers, cache, facts, batch.warnings),
             lenders,
         )
         batch.context = [dependency.path for dependency in context]
         found, failed = _analyze_with_records(
-            batch, analyzer, cache, wanted, context, digests, imports, facts, jobs, resolver, persist
+            batch, workers, cache, wanted, context, digests, imports, facts, resolver, persist
         )
         batch.findings.extend(found)
         batch.errors.extend(failed)
     persist()  # what is left: all of it, or the module records the analysis added
-    return batch
 
 
 def _analyze_with_records(
     batch: Batch,
-    analyzer: Analyzer,
+    workers: Workers,
     cache: ResultCache | None,
     wanted: list[tuple[str, str]],
     context: Sequence[Dependency],
     digests: dict[str, str],
     imports: dict[str, Imports],
     facts: dict[str, Any],
-    jobs: int,
     resolver: ImportResolver,
     meanwhile: Callable[[], None] = lambda: None,
 ) -> tuple[list[Any], list[Any]]:
@@ -213,7 +234,7 @@ def _analyze_with_records(
             items = [(p, t, digests[p]) for p, t in wanted] + [(d.path, d.text, d.digest) for d in context]
             _cached_facts(cache, facts, items)
         findings, errors, batch.analysis_workers = _analyze_all(
-            analyzer, wanted, context, imports, facts, jobs, resolver, batch.warnings, meanwhile
+            workers, wanted, context, imports, facts, resolver, batch.warnings, meanwhile
         )
         return findings, errors
     from .dependencies import import_graph
@@ -256,7 +277,7 @@ def _analyze_with_records(
     items = [(u.path, u.text, digest_of[u.path]) for u in missed] + [(d.path, d.text, d.digest) for d in extra]
     _cached_facts(cache, facts, items)
     computed, failures, batch.analysis_workers = _analyze_all(
-        analyzer, sources, extra, imports, facts, jobs, resolver, batch.warnings, meanwhile
+        workers, sources, extra, imports, facts, resolver, batch.warnings, meanwhile
     )
     location_of = {u.path: u.key for u in units}
     rows_of: dict[str, tuple[list[Any], list[Any]]] = {u.path: ([], []) for u in missed}
@@ -333,20 +354,20 @@ SERIAL_SCREEN_CHARS = 400_000
 
 def _load_context(
     targets: Sequence[str],
-    analyzer: Analyzer,
+    workers: Workers,
     cache: ResultCache | None,
     facts: dict[str, Any],
-    jobs: int,
     warnings: list[str],
 ) -> dict[str, Dependency]:
     """Read and screen the files ``targets`` (absolute paths) like checked files; the ones
     screened in, as dependencies. A file that cannot be read or decoded is left out: it is
-    not being checked, so nothing about it is reported. With ``jobs`` > 1, the files the
+    not being checked, so nothing about it is reported. With ``--jobs`` > 1, the files the
     text pre-filter keeps are screened in a pool as the checked files are (see
     :func:`_screen_all`; a file checked in its package imports 150 of its modules: 13% of
     its cold check, on one core)."""
     from .dependencies import Dependency
 
+    analyzer = workers.analyzer
     loaded: dict[str, Dependency] = {}
     misses: list[tuple[str, str, str]] = []
     lent: list[tuple[str, str, str]] = []  # screened out: maybe lending their classes
@@ -370,7 +391,7 @@ def _load_context(
         else:
             lent.append((target, text, digest))
     if misses:
-        computed = _screen_all(analyzer, [(target, text) for target, text, _ in misses], jobs, warnings)[0]
+        computed = _screen_all(workers, [(target, text) for target, text, _ in misses], warnings)[0]
         for (target, text, digest), (verdict, file_facts) in zip(misses, computed):
             found = file_facts.imports if file_facts is not None else ()
             if cache is not None:
@@ -389,7 +410,7 @@ def _load_context(
             unknown.append((target, text, digest))
         elif known_lent[0]:  # its facts are left for an analysis to find, if one runs
             loaded[target] = Dependency(target, text, digest, known_lent[1])
-    lent_found = _lend_all(analyzer, [(target, text) for target, text, _ in unknown], jobs, warnings)
+    lent_found = _lend_all(workers, [(target, text) for target, text, _ in unknown], warnings)
     for (target, text, digest), lent_facts in zip(unknown, lent_found):
         if cache is not None:
             cache.store_lent(digest, None if lent_facts is None else lent_facts.imports)
@@ -442,67 +463,54 @@ def lent_texts(analyzer: Analyzer, items: Sequence[tuple[str, str]]) -> list[Any
     return call_with_deep_stack(work)
 
 
-def _lend_all(analyzer: Analyzer, items: list[tuple[str, str]], jobs: int, warnings: list[str]) -> list[Any]:
-    """:func:`lent_texts`, in a pool when ``jobs`` > 1 and there are at least
+def _lend_all(workers: Workers, items: list[tuple[str, str]], warnings: list[str]) -> list[Any]:
+    """:func:`lent_texts`, in the run's pool when ``--jobs`` > 1 and there are at least
     :data:`SERIAL_SCREEN_CHARS` of text. Why: the modules a whole tree's files import
     include the run's own screened-out files, and the parent process read what each
     lends with CPython's parser one after another while every worker waited (4.3 s of
-    the real-code corpus, 4,729 files). A pool that cannot start leaves the work here."""
+    the real-code corpus, 4,729 files). Without a pool, the work is done here."""
     if not items:
         return []
-    workers = min(jobs, len(items))
-    if workers > 1 and sum(len(text) for _, text in items) >= SERIAL_SCREEN_CHARS:
-        try:
-            from concurrent.futures import ProcessPoolExecutor
-
-            initargs = (analyzer.vocabulary, analyzer.rule_classes, analyzer.target_version)
-            with ProcessPoolExecutor(
-                workers, mp_context=_context(), initializer=_start_worker, initargs=initargs
-            ) as pool:
-                return [found for chunk in pool.map(_lent_chunk, _chunks(items, workers)) for found in chunk]
-        except Exception as exc:  # noqa: BLE001 - no pool: see _screen_all
-            warnings.append(pool_failure("screening", workers, exc))
-    return lent_texts(analyzer, items)
+    busy = min(workers.jobs, len(items))
+    if busy > 1 and sum(len(text) for _, text in items) >= SERIAL_SCREEN_CHARS:
+        pool = workers.pool("screening", warnings)
+        if pool is not None:
+            try:
+                return [found for chunk in pool.map(_lent_chunk, _chunks(items, busy)) for found in chunk]
+            except Exception as exc:  # noqa: BLE001 - a broken pool: see .workers
+                workers.broke("screening", exc, warnings)
+    return lent_texts(workers.analyzer, items)
 
 
 #: Up to this many files to screen (below :data:`SERIAL_SCREEN_CHARS` of text) are screened
 #: in this process: a pre-commit hook's few staged files would wait longer for a pool
-#: to start (about 0.1 s) than for their screening.
+#: to start (about 0.1 s) than for their screening. More files than this in a run start
+#: its pool before it reads them (see :func:`check_files`).
 SERIAL_SCREEN_FILES = 64
 
 
 def _screen_all(
-    analyzer: Analyzer, items: list[tuple[str, str]], jobs: int, warnings: list[str]
+    workers: Workers, items: list[tuple[str, str]], warnings: list[str]
 ) -> tuple[list[tuple[Verdict, Any]], int]:
     """Verdicts of ``items`` in order, and the number of worker processes used (0: in
-    this process). A pool that cannot start (no ``/dev/shm``, a sandbox, a plugin that
-    cannot be pickled) leaves the work to this process and says why in ``warnings``."""
-    workers = min(jobs, len(items))
-    if workers > 1 and (
+    this process). Without a pool (see :mod:`.workers`), the work is done here and
+    ``warnings`` says why."""
+    busy = min(workers.jobs, len(items))
+    if busy > 1 and (
         len(items) > SERIAL_SCREEN_FILES or sum(len(text) for _, text in items) >= SERIAL_SCREEN_CHARS
     ):
-        try:
-            return _screen_in_pool(analyzer, items, workers), workers
-        except Exception as exc:  # noqa: BLE001 - see the docstring
-            warnings.append(pool_failure("screening", workers, exc))
-    return screen_texts(analyzer, items), 0
+        pool = workers.pool("screening", warnings)
+        if pool is not None:
+            try:
+                return _screen_in_pool(pool, items, busy), busy
+            except Exception as exc:  # noqa: BLE001 - a broken pool: see .workers
+                workers.broke("screening", exc, warnings)
+    return screen_texts(workers.analyzer, items), 0
 
 
-def _screen_in_pool(analyzer: Analyzer, items: list[tuple[str, str]], workers: int) -> list[tuple[Verdict, Any]]:
-    from concurrent.futures import ProcessPoolExecutor  # a pool's imports, paid only by a run that starts one
-
-    initargs = (analyzer.vocabulary, analyzer.rule_classes, analyzer.target_version)
-    with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_start_worker, initargs=initargs) as pool:
-        return [verdict for chunk in pool.map(_screen_chunk, _chunks(items, workers)) for verdict in chunk]
-
-
-def pool_failure(work: str, workers: int, exc: BaseException) -> str:
-    """The warning for ``workers`` processes that could not do ``work``: the run goes on
-    in one process, with the same findings, only slower, and ``--jobs`` should not
-    promise cores it did not get without saying so."""
-    from ..engine.findings import describe
-
-    return f"the {work} ran in one process: {workers} worker processes could not start ({describe(exc)})"
+def _screen_in_pool(pool: Executor, items: list[tuple[str, str]], busy: int) -> list[tuple[Verdict, Any]]:
+    """:func:`screen_texts` of ``items`` in chunks (see :func:`_chunks`) for ``busy`` workers of ``pool``."""
+    return [verdict for chunk in pool.map(_screen_chunk, _chunks(items, busy)) for verdict in chunk]
 
 
 def _chunks(items: list[tuple[str, str]], workers: int) -> list[list[tuple[str, str]]]:
@@ -539,37 +547,12 @@ def _chunks(items: list[tuple[str, str]], workers: int) -> list[list[tuple[str, 
 MIN_CHUNK_CHARS = 200_000
 
 
-def _context() -> Any:
-    """``fork`` where it is safe and available (no start-up imports), else the platform's default."""
-    import multiprocessing
-
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1 and os.name == "posix":
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context()
-
-
-_WORKER: dict[str, Any] = {}
-
-
-def _start_worker(
-    vocabulary: Any, rule_classes: Sequence[type], target_version: str | None
-) -> None:  # pragma: no cover - runs in a worker
-    from ..engine import Analyzer
-
-    _WORKER["analyzer"] = Analyzer(vocabulary, rule_classes, target_version)
-    # What the worker inherited and just built lives as long as it does: out of the
-    # collector's sight, a parse's millions of short-lived nodes do not make every
-    # full collection walk it again (measured: 20-30% of the screening CPU).
-    gc.freeze()
-
-
 def _screen_chunk(items: Sequence[tuple[str, str]]) -> list[tuple[Verdict, Any]]:  # pragma: no cover - runs in a worker
-    return screen_texts(_WORKER["analyzer"], items)
+    return screen_texts(WORKER["analyzer"], items)
 
 
 def _lent_chunk(items: Sequence[tuple[str, str]]) -> list[Any]:  # pragma: no cover - runs in a worker
-    return lent_texts(_WORKER["analyzer"], items)
+    return lent_texts(WORKER["analyzer"], items)
 
 
 # -- analysis, in this process or in chunks across a pool ---------------------------------
@@ -581,20 +564,20 @@ SERIAL_ANALYSIS_CHARS = 20_000
 
 
 def _analyze_all(
-    analyzer: Analyzer,
+    workers: Workers,
     wanted: list[tuple[str, str]],
     context: Sequence[Dependency],
     imports: dict[str, Imports],
     facts: dict[str, Any],
-    jobs: int,
     resolver: ImportResolver,
     warnings: list[str],
     meanwhile: Callable[[], None] = lambda: None,
 ) -> tuple[list[Any], list[Any], int]:
     """Findings and errors of ``wanted`` analyzed with ``context``, and the number of
-    worker processes used (0: in this process). Chunked across a pool when ``jobs`` > 1
-    and there is enough to share; the same findings either way (see :mod:`.chunks`). A
-    pool that cannot start leaves the work to this process and says why in ``warnings``.
+    worker processes used (0: in this process). Chunked across the run's pool when
+    ``--jobs`` > 1 and there is enough to share; the same findings either way (see
+    :mod:`.chunks`). Without a pool (see :mod:`.workers`), the work is done here and
+    ``warnings`` says why.
     ``meanwhile`` runs in this process while a pool's workers analyze (it must not
     raise): this process is otherwise idle until their results come back.
 
@@ -602,17 +585,19 @@ def _analyze_all(
     :func:`.chunks.groups`: unrelated packages checked as one tree) is analyzed as a
     project of its own, so two packages' modules of one name never meet (SPEC §3.1.1:
     a file's findings depend on what it imports, not on what else is in the run)."""
+    analyzer, jobs = workers.analyzer, workers.jobs
     if len(wanted) <= 1:
         return (*_analyze_groups(analyzer, [_whole(wanted, context)], facts), 0)
     plan = _planner(wanted, context, imports, resolver)  # the import graph, resolved once
     parallel = jobs > 1 and sum(len(text) for _, text in wanted) >= SERIAL_ANALYSIS_CHARS
     chunks = plan(jobs if parallel else 1)
     if len(chunks) > 1:
-        if expected_speedup(chunks) >= MIN_SPEEDUP:
+        pool = workers.pool("analysis", warnings) if expected_speedup(chunks) >= MIN_SPEEDUP else None
+        if pool is not None:
             try:
-                return (*_analyze_in_pool(analyzer, chunks, facts, meanwhile), len(chunks))
-            except Exception as exc:  # noqa: BLE001 - no pool (no /dev/shm, a sandbox, an unpicklable plugin)
-                warnings.append(pool_failure("analysis", len(chunks), exc))
+                return (*_analyze_in_pool(pool, chunks, facts, meanwhile), len(chunks))
+            except Exception as exc:  # noqa: BLE001 - a broken pool, an unpicklable plugin: see .workers
+                workers.broke("analysis", exc, warnings)
         chunks = plan(1)  # split for workers, but run here: one chunk, so no module is analyzed twice
     (chunk,) = chunks
     groups = [_projects(part) for part in chunk.parts] if chunk.parts else [_whole(wanted, context)]
@@ -721,10 +706,10 @@ def _chunk_work(chunk: Chunk, facts: dict[str, Any]) -> tuple[list[Any], dict[st
 
 
 def _analyze_in_pool(
-    analyzer: Analyzer, chunks: list[Chunk], facts: dict[str, Any], meanwhile: Callable[[], None] = lambda: None
+    pool: Executor, chunks: list[Chunk], facts: dict[str, Any], meanwhile: Callable[[], None] = lambda: None
 ) -> tuple[list[Any], list[Any]]:
-    """Every chunk analyzed in a pool of one worker process per chunk, results merged and
-    sorted as :meth:`~.engine.Analyzer.analyze` sorts them.
+    """Every chunk analyzed in the run's pool, results merged and sorted as
+    :meth:`~.engine.Analyzer.analyze` sorts them.
 
     A chunk's groups (unrelated packages, each a project of its own) are queued one by one,
     the largest first, and each worker takes the next when it is done: the plan balances
@@ -733,18 +718,14 @@ def _analyze_in_pool(
     with the chunks queued whole, four pairs: 0.94x to 1.00x the time, median 0.98x."""
     tasks = [part for chunk in chunks for part in (chunk.parts or [chunk])]
     ordered = sorted(tasks, key=lambda c: -c.cost)
-    initargs = (analyzer.vocabulary, analyzer.rule_classes, analyzer.target_version)
     findings: list[Any] = []
     errors: list[Any] = []
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(len(chunks), mp_context=_context(), initializer=_start_worker, initargs=initargs) as pool:
-        futures = [pool.submit(_analyze_chunk, *_chunk_work(chunk, facts)) for chunk in ordered]
-        meanwhile()
-        for future in futures:
-            chunk_findings, chunk_errors = future.result()
-            findings.extend(chunk_findings)
-            errors.extend(chunk_errors)
+    futures = [pool.submit(_analyze_chunk, *_chunk_work(chunk, facts)) for chunk in ordered]
+    meanwhile()
+    for future in futures:
+        chunk_findings, chunk_errors = future.result()
+        findings.extend(chunk_findings)
+        errors.extend(chunk_errors)
     findings.sort(key=lambda f: f.sort_key)
     errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
     return findings, errors
@@ -754,4 +735,4 @@ def _analyze_chunk(
     groups: list[tuple[list[tuple[str, str]], list[tuple[str, str]]]], facts: dict[str, Any]
 ) -> tuple[list[Any], list[Any]]:  # pragma: no cover - runs in a worker
     # A worker does not know which of its tasks is its last: none defers its garbage.
-    return _analyze_groups(_WORKER["analyzer"], groups, facts, last_of_process=False)
+    return _analyze_groups(WORKER["analyzer"], groups, facts, last_of_process=False)

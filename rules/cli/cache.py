@@ -253,6 +253,17 @@ class ResultCache:
 
     # -- screen verdicts -------------------------------------------------------------------
 
+    def holds_screenings(self) -> bool:
+        """Whether this settings folder holds any screen document: without one, every file
+        of the run is screened (a first run, new settings, an upgrade)."""
+        if not self.owned():
+            return False
+        try:
+            with os.scandir(self.here / SCREEN_FOLDER) as entries:
+                return any(entry.name.endswith(".json") for entry in entries)
+        except OSError:
+            return False
+
     def _screen_entries(self, digest: str) -> dict[str, Any]:
         """The screen document that holds ``digest``'s entries, read on first use."""
         name = _shard(digest)

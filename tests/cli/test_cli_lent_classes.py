@@ -182,6 +182,7 @@ def test_what_the_lenders_lend_is_read_in_the_pool_when_there_is_much_of_it(
 
 def test_lenders_read_where_no_pool_can_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from summaryguard.rules.cli import batch as batch_module
+    from summaryguard.rules.cli import workers as workers_module
 
     def no_pool() -> object:
         raise OSError("no semaphores here")
@@ -189,7 +190,7 @@ def test_lenders_read_where_no_pool_can_start(tmp_path: Path, monkeypatch: pytes
     root = _project(tmp_path, "lent_factory")
     compaction = root / "app" / "compaction.py"
     monkeypatch.setattr(batch_module, "SERIAL_SCREEN_CHARS", 0)
-    monkeypatch.setattr(batch_module, "_context", no_pool)
+    monkeypatch.setattr(workers_module, "_context", no_pool)
     found = check_files([str(compaction)], ANALYZER, None, jobs=2, root=root)
     assert any("could not start (OSError: no semaphores here)" in w for w in found.warnings)
     assert {(Path(f.path).name, f.line, f.code) for f in found.findings} == {

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from summaryguard.rules.cli import batch as batch_module
+from summaryguard.rules.cli import workers as workers_module
 from summaryguard.rules.cli import main
 from summaryguard.rules.cli.chunks import Chunk, Unit, closures, groups, partition
 
@@ -225,7 +226,7 @@ def test_the_pool_analyzes_where_processes_are_spawned(tmp_path: Path, monkeypat
     from summaryguard.rules.cli import chunks as chunks_module
 
     monkeypatch.setattr(chunks_module, "WHOLE_GROUP_SLACK", 0.0)
-    monkeypatch.setattr(batch_module, "_context", lambda: multiprocessing.get_context("spawn"))
+    monkeypatch.setattr(workers_module, "_context", lambda: multiprocessing.get_context("spawn"))
     root = _project(tmp_path, ["multimodule", "sg303_callers"])
     serial = _batch(root, 1, monkeypatch)
     spawned = _batch(root, 2, monkeypatch)
@@ -257,9 +258,9 @@ def test_a_file_checked_alone_screens_its_context_in_a_pool(tmp_path: Path, monk
     pooled: list[str] = []
     real = batch_module._screen_in_pool
 
-    def counted(analyzer, items, workers):
+    def counted(pool, items, busy):
         pooled.extend(path for path, _ in items)
-        return real(analyzer, items, workers)
+        return real(pool, items, busy)
 
     monkeypatch.setattr(batch_module, "_screen_in_pool", counted)
     analyzer = engine.Analyzer(engine.Vocabulary.build(use_plugins=True), list(engine.all_rules(use_plugins=True)))
@@ -469,7 +470,7 @@ def test_a_pool_that_cannot_start_is_said_and_changes_no_finding(tmp_path: Path,
 
     monkeypatch.setattr(chunks_module, "WHOLE_GROUP_SLACK", 0.0)
     monkeypatch.setattr(batch_module, "SERIAL_SCREEN_FILES", 0)  # the screening wants a pool too
-    monkeypatch.setattr(batch_module, "_context", lambda: multiprocessing.get_context("spawn"))
+    monkeypatch.setattr(workers_module, "_context", lambda: multiprocessing.get_context("spawn"))
     root = _project(tmp_path, ["multimodule", "sg303_callers"])
     monkeypatch.chdir(root)
     vocabulary = engine.Vocabulary.build(use_plugins=True)
@@ -497,7 +498,7 @@ def test_the_command_line_warns_once_of_a_pool_that_cannot_start(
     def no_semaphores() -> None:
         raise OSError(38, "Function not implemented")
 
-    monkeypatch.setattr(batch_module, "_context", no_semaphores)
+    monkeypatch.setattr(workers_module, "_context", no_semaphores)
     monkeypatch.setattr(batch_module, "SERIAL_SCREEN_FILES", 0)  # the screening wants a pool too
     status = main(["check", "--no-cache", "--format", "json", "--show-trace", "--jobs", "2"])
     captured = capsys.readouterr()
