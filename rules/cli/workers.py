@@ -56,6 +56,8 @@ class Workers:
         self._started: Future[bool] | None = None
         #: Why the pool cannot be used (it could not start, or it broke): set once, for good.
         self._failure: BaseException | None = None
+        #: Whether it failed after its workers had started (one of them died, say).
+        self._broke = False
         #: The kinds of work already told of the failure.
         self._told: set[str] = set()
 
@@ -89,6 +91,7 @@ class Workers:
         """``work`` could not be done in the pool (a worker died, the work could not be
         pickled): it and all later work run in this process."""
         self._failure = exc
+        self._broke = True
         self.close()
         self._tell(work, warnings)
 
@@ -101,7 +104,7 @@ class Workers:
     def _tell(self, work: str, warnings: list[str]) -> None:
         if work not in self._told and self._failure is not None:
             self._told.add(work)
-            warnings.append(pool_failure(work, self.jobs, self._failure))
+            warnings.append(pool_failure(work, self.jobs, self._failure, stopped=self._broke))
 
     def _launch(self) -> tuple[Executor, Future[bool]]:
         """The pool, and its first task: where processes are forked, submitting it forks
@@ -120,13 +123,15 @@ class Workers:
             raise
 
 
-def pool_failure(work: str, workers: int, exc: BaseException) -> str:
-    """The warning for ``workers`` processes that could not do ``work``: the run goes on
-    in one process, with the same findings, only slower, and ``--jobs`` should not
-    promise cores it did not get without saying so."""
+def pool_failure(work: str, workers: int, exc: BaseException, stopped: bool = False) -> str:
+    """The warning for ``workers`` processes that could not do ``work`` (``stopped``: they
+    had started, and failed on the way): the run goes on in one process, with the same
+    findings, only slower, and ``--jobs`` should not promise cores it did not get without
+    saying so."""
     from ..engine.findings import describe
 
-    return f"the {work} ran in one process: {workers} worker processes could not start ({describe(exc)})"
+    what = "stopped during the run" if stopped else "could not start"
+    return f"the {work} ran in one process: {workers} worker processes {what} ({describe(exc)})"
 
 
 def _context() -> Any:
