@@ -104,12 +104,12 @@ def check_files(
     (the configuration's): absolute imports are also looked up below it."""
     batch = Batch()
     workers = Workers(analyzer, jobs)
-    if len(paths) > SERIAL_SCREEN_FILES and (cache is None or not cache.holds_screenings()):
-        # Every file will be screened, more than this process screens alone: the pool is
-        # sure to be wanted, so it is forked now, before this process holds the files
-        # (see .workers). A cache that may answer leaves it to the first work that wants it.
-        workers.start()
     try:
+        if len(paths) > SERIAL_SCREEN_FILES and (cache is None or not cache.holds_screenings()):
+            # Every file will be screened, more than this process screens alone: the pool is
+            # sure to be wanted, so it is forked now, before this process holds the files
+            # (see .workers). A cache that may answer leaves it to the first work that wants it.
+            workers.start()
         _check(batch, paths, analyzer, cache, workers, root)
     finally:
         workers.close()
@@ -477,15 +477,16 @@ def _lend_all(workers: Workers, items: list[tuple[str, str]], warnings: list[str
         if pool is not None:
             try:
                 return [found for chunk in pool.map(_lent_chunk, _chunks(items, busy)) for found in chunk]
-            except Exception as exc:  # noqa: BLE001 - a broken pool: see .workers
-                workers.broke("screening", exc, warnings)
+            except Exception as exc:  # noqa: BLE001 - a broken pool, or the work's own failure: see .workers
+                workers.failed("screening", exc, warnings)
     return lent_texts(workers.analyzer, items)
 
 
 #: Up to this many files to screen (below :data:`SERIAL_SCREEN_CHARS` of text) are screened
 #: in this process: a pre-commit hook's few staged files would wait longer for a pool
-#: to start (about 0.1 s) than for their screening. More files than this in a run start
-#: its pool before it reads them (see :func:`check_files`).
+#: to start (about 0.1 s) than for their screening. A run of more files than this, with
+#: ``--jobs`` > 1 and no screening in its cache, starts its pool before it reads them
+#: (see :func:`check_files`).
 SERIAL_SCREEN_FILES = 64
 
 
@@ -503,8 +504,8 @@ def _screen_all(
         if pool is not None:
             try:
                 return _screen_in_pool(pool, items, busy), busy
-            except Exception as exc:  # noqa: BLE001 - a broken pool: see .workers
-                workers.broke("screening", exc, warnings)
+            except Exception as exc:  # noqa: BLE001 - a broken pool, or the work's own failure: see .workers
+                workers.failed("screening", exc, warnings)
     return screen_texts(workers.analyzer, items), 0
 
 
@@ -596,8 +597,8 @@ def _analyze_all(
         if pool is not None:
             try:
                 return (*_analyze_in_pool(pool, chunks, facts, meanwhile), len(chunks))
-            except Exception as exc:  # noqa: BLE001 - a broken pool, an unpicklable plugin: see .workers
-                workers.broke("analysis", exc, warnings)
+            except Exception as exc:  # noqa: BLE001 - a broken pool, or the work's own failure: see .workers
+                workers.failed("analysis", exc, warnings)
         chunks = plan(1)  # split for workers, but run here: one chunk, so no module is analyzed twice
     (chunk,) = chunks
     groups = [_projects(part) for part in chunk.parts] if chunk.parts else [_whole(wanted, context)]
@@ -722,10 +723,15 @@ def _analyze_in_pool(
     errors: list[Any] = []
     futures = [pool.submit(_analyze_chunk, *_chunk_work(chunk, facts)) for chunk in ordered]
     meanwhile()
-    for future in futures:
-        chunk_findings, chunk_errors = future.result()
-        findings.extend(chunk_findings)
-        errors.extend(chunk_errors)
+    try:
+        for future in futures:
+            chunk_findings, chunk_errors = future.result()
+            findings.extend(chunk_findings)
+            errors.extend(chunk_errors)
+    except BaseException:
+        for future in futures:  # the work is done again here: the workers need not finish it
+            future.cancel()
+        raise
     findings.sort(key=lambda f: f.sort_key)
     errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
     return findings, errors

@@ -23,7 +23,8 @@ wants it: a warm check forks nothing.
 A pool that cannot start (no ``/dev/shm``, a sandbox, an analyzer that cannot be
 pickled where processes are spawned) or that breaks (a worker killed) leaves every
 later piece of work to this process; each kind of work that wanted it says so once
-(:func:`pool_failure`).
+(:func:`pool_failure`). Work that fails in the workers for another reason (its own
+exception) is done again here, and says so; later work keeps the pool.
 """
 
 from __future__ import annotations
@@ -58,14 +59,16 @@ class Workers:
         self._failure: BaseException | None = None
         #: Whether it failed after its workers had started (one of them died, say).
         self._broke = False
-        #: The kinds of work already told of the failure.
+        #: Whether :meth:`close` ended it: a pool is started at most once.
+        self._closed = False
+        #: The kinds of work already told of a failure.
         self._told: set[str] = set()
 
     def start(self) -> None:
         """Fork the workers now, if there are to be any: before the run reads its files,
         so that they inherit none of them. A failure is kept for the first work that
         wants the pool, which says it."""
-        if self.jobs > 1 and self._pool is None and self._failure is None:
+        if self.jobs > 1 and self._pool is None and self._failure is None and not self._closed:
             try:
                 self._pool, self._started = self._launch()
             except Exception as exc:  # noqa: BLE001 - said by the work that wanted the pool
@@ -87,16 +90,26 @@ class Workers:
             return None
         return self._pool
 
-    def broke(self, work: str, exc: BaseException, warnings: list[str]) -> None:
-        """``work`` could not be done in the pool (a worker died, the work could not be
-        pickled): it and all later work run in this process."""
-        self._failure = exc
-        self._broke = True
-        self.close()
-        self._tell(work, warnings)
+    def failed(self, work: str, exc: BaseException, warnings: list[str]) -> None:
+        """``work`` could not be done in the pool, and is done in this process instead. A
+        broken pool (a worker died: ``BrokenProcessPool``) is given up for the rest of the
+        run; any other failure (the work's own exception, its data that could not be
+        pickled) is this work's alone, and later work still has the pool."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        if isinstance(exc, BrokenProcessPool):
+            self._failure = exc
+            self._broke = True
+            self.close()
+            self._tell(work, warnings)
+        elif work not in self._told:
+            self._told.add(work)
+            warnings.append(pool_failure(work, self.jobs, exc, how="failed"))
 
     def close(self) -> None:
-        """End the workers (they are idle between pieces of work, and at the end of the run)."""
+        """End the workers (they are idle between pieces of work, and at the end of the
+        run), for good: the run starts no other pool."""
+        self._closed = True
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -104,7 +117,8 @@ class Workers:
     def _tell(self, work: str, warnings: list[str]) -> None:
         if work not in self._told and self._failure is not None:
             self._told.add(work)
-            warnings.append(pool_failure(work, self.jobs, self._failure, stopped=self._broke))
+            how = "stopped during the run" if self._broke else "could not start"
+            warnings.append(pool_failure(work, self.jobs, self._failure, how=how))
 
     def _launch(self) -> tuple[Executor, Future[bool]]:
         """The pool, and its first task: where processes are forked, submitting it forks
@@ -123,15 +137,16 @@ class Workers:
             raise
 
 
-def pool_failure(work: str, workers: int, exc: BaseException, stopped: bool = False) -> str:
-    """The warning for ``workers`` processes that could not do ``work`` (``stopped``: they
-    had started, and failed on the way): the run goes on in one process, with the same
-    findings, only slower, and ``--jobs`` should not promise cores it did not get without
-    saying so."""
+def pool_failure(work: str, workers: int, exc: BaseException, how: str = "could not start") -> str:
+    """The warning for ``workers`` processes that could not do ``work`` (``how``: they "could
+    not start", "stopped during the run", or the work "failed" in them): the run goes on in
+    one process, with the same findings, only slower, and ``--jobs`` should not promise
+    cores it did not get without saying so."""
     from ..engine.findings import describe
 
-    what = "stopped during the run" if stopped else "could not start"
-    return f"the {work} ran in one process: {workers} worker processes {what} ({describe(exc)})"
+    if how == "failed":
+        return f"the {work} ran in one process: it failed in the {workers} worker processes ({describe(exc)})"
+    return f"the {work} ran in one process: {workers} worker processes {how} ({describe(exc)})"
 
 
 def _context() -> Any:

@@ -161,6 +161,37 @@ def test_a_pool_that_breaks_leaves_the_rest_of_the_run_to_this_process(
     )
 
 
+def _fail(*_: object) -> None:  # pragma: no cover - runs in a worker
+    raise ValueError("a bug in one chunk")
+
+
+def test_work_that_fails_in_a_worker_is_done_here_and_keeps_the_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception of the work itself (not a dead worker) sends that work to this process,
+    says so, and leaves the pool to the work after it."""
+    files = _project(tmp_path, monkeypatch)
+    serial = batch_module.check_files(files, ANALYZER, None, 1, root=tmp_path)
+    _everything_in_the_pool(monkeypatch)
+    monkeypatch.setattr(batch_module, "_screen_chunk", _fail)
+    events, handed = _record(monkeypatch)
+    survived = batch_module.check_files(files, ANALYZER, None, 2, root=tmp_path)
+    assert survived.findings == serial.findings and survived.errors == serial.errors
+    assert survived.warnings == [
+        "the screening ran in one process: it failed in the 2 worker processes (ValueError: a bug in one chunk)"
+    ]
+    assert events.count("fork") == 1 and handed[-1] == "analysis" and survived.analysis_workers == 2
+
+
+def test_a_closed_pool_is_not_started_again() -> None:
+    workers = workers_module.Workers(ANALYZER, 2)
+    workers.start()
+    warnings: list[str] = []
+    assert workers.pool("screening", warnings) is not None
+    workers.close()
+    assert workers.pool("analysis", warnings) is None and warnings == []
+
+
 def _refuse(*_: object) -> None:  # pragma: no cover - runs in a worker, whose start it fails
     raise RuntimeError("no analyzer here")
 
