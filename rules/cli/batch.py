@@ -473,12 +473,9 @@ def _lend_all(workers: Workers, items: list[tuple[str, str]], warnings: list[str
         return []
     busy = min(workers.jobs, len(items))
     if busy > 1 and sum(len(text) for _, text in items) >= SERIAL_SCREEN_CHARS:
-        pool = workers.pool("screening", warnings)
-        if pool is not None:
-            try:
-                return [found for chunk in pool.map(_lent_chunk, _chunks(items, busy)) for found in chunk]
-            except Exception as exc:  # noqa: BLE001 - a broken pool, or the work's own failure: see .workers
-                workers.failed("screening", exc, warnings)
+        found = workers.map("screening", _lent_chunk, _chunks(items, busy), warnings)
+        if found is not None:
+            return found
     return lent_texts(workers.analyzer, items)
 
 
@@ -500,18 +497,10 @@ def _screen_all(
     if busy > 1 and (
         len(items) > SERIAL_SCREEN_FILES or sum(len(text) for _, text in items) >= SERIAL_SCREEN_CHARS
     ):
-        pool = workers.pool("screening", warnings)
-        if pool is not None:
-            try:
-                return _screen_in_pool(pool, items, busy), busy
-            except Exception as exc:  # noqa: BLE001 - a broken pool, or the work's own failure: see .workers
-                workers.failed("screening", exc, warnings)
+        found = workers.map("screening", _screen_chunk, _chunks(items, busy), warnings)
+        if found is not None:
+            return found, busy
     return screen_texts(workers.analyzer, items), 0
-
-
-def _screen_in_pool(pool: Executor, items: list[tuple[str, str]], busy: int) -> list[tuple[Verdict, Any]]:
-    """:func:`screen_texts` of ``items`` in chunks (see :func:`_chunks`) for ``busy`` workers of ``pool``."""
-    return [verdict for chunk in pool.map(_screen_chunk, _chunks(items, busy)) for verdict in chunk]
 
 
 def _chunks(items: list[tuple[str, str]], workers: int) -> list[list[tuple[str, str]]]:

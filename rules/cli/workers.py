@@ -33,7 +33,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -90,6 +90,20 @@ class Workers:
             self._tell(work, warnings)
             return None
         return self._pool
+
+    def map(
+        self, work: str, function: Callable[[Any], list[Any]], chunks: Sequence[Any], warnings: list[str]
+    ) -> list[Any] | None:
+        """``function`` of each of ``chunks`` in the pool, its lists joined in order; None
+        when ``work`` is to be done in this process instead (``warnings`` says why)."""
+        pool = self.pool(work, warnings)
+        if pool is None:
+            return None
+        try:
+            return [item for found in pool.map(function, chunks) for item in found]
+        except Exception as exc:  # noqa: BLE001 - a broken pool, or the work's own failure: see failed()
+            self.failed(work, exc, warnings)
+            return None
 
     def failed(self, work: str, exc: BaseException, warnings: list[str]) -> None:
         """``work`` could not be done in the pool, and is done in this process instead. A

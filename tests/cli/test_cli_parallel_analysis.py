@@ -256,13 +256,14 @@ def test_a_file_checked_alone_screens_its_context_in_a_pool(tmp_path: Path, monk
     monkeypatch.chdir(root)
     monkeypatch.setattr(batch_module, "SERIAL_SCREEN_CHARS", 0)
     pooled: list[str] = []
-    real = batch_module._screen_in_pool
+    real = workers_module.Workers.map
 
-    def counted(pool, items, busy):
-        pooled.extend(path for path, _ in items)
-        return real(pool, items, busy)
+    def counted(self, work, function, chunks, warnings):
+        if function is batch_module._screen_chunk:
+            pooled.extend(path for chunk in chunks for path, _ in chunk)
+        return real(self, work, function, chunks, warnings)
 
-    monkeypatch.setattr(batch_module, "_screen_in_pool", counted)
+    monkeypatch.setattr(workers_module.Workers, "map", counted)
     analyzer = engine.Analyzer(engine.Vocabulary.build(use_plugins=True), list(engine.all_rules(use_plugins=True)))
     files = ["fixtures/sg303_callers/entry.py", "fixtures/multimodule/loop.py"]
     serial = batch_module.check_files(files, analyzer, None, 1, root=root)

@@ -214,7 +214,7 @@ def test_workers_that_cannot_build_their_analyzer_leave_the_run_to_this_process(
     assert alone.findings == serial.findings and alone.errors == serial.errors
 
 
-def test_one_job_starts_no_pool(tmp_path: Path) -> None:
+def test_one_job_starts_no_pool() -> None:
     workers = workers_module.Workers(ANALYZER, 1)
     workers.start()
     warnings: list[str] = []
