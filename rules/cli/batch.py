@@ -317,7 +317,7 @@ def _cached_screen(cache: ResultCache | None, digest: str, path: str, imports: d
 def _facts_key(path: str, digest: str) -> str:
     """What a module's screening facts depend on: its content, and its module name (the
     functions' qualified names begin with it)."""
-    from ..engine.names import module_name_for
+    from ..engine.module_paths import module_name_for
 
     return f"{digest} {module_name_for(path)[0]}"
 
@@ -342,7 +342,7 @@ def _cached_facts(cache: ResultCache, facts: dict[str, Any], items: Sequence[tup
 def _identity(path: str, digest: str) -> str:
     """What an analysis depends on of one file: its content, and the name it is imported by
     (its module name and its absolute location)."""
-    from ..engine.names import module_location
+    from ..engine.module_paths import module_location
 
     return f"{_facts_key(path, digest)} {module_location(path)}"
 

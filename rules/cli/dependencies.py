@@ -49,7 +49,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..engine.names import package_root
+from ..engine.module_paths import package_root
 
 __all__ = [
     "Dependency",
