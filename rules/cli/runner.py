@@ -116,31 +116,38 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
     found = discover(options.paths, root=config.root, exclude=config.exclude_spec, force_exclude=options.force_exclude)
     errors: list[ErrorLike] = list(found.errors)
     quick = None
-    if rule_codes.from_names and options.fmt not in _DESCRIBES_RULES and len(found.files) <= QUICK_MAX_FILES:
-        # Built-in rules and the rooms' rules widen no pre-filter (tests/rules/test_rule_registry.py).
-        quick = _quick_screen(found.files, Prefilter(vocabulary))
+    # Built-in rules and the rooms' rules widen no pre-filter (tests/rules/test_rule_registry.py).
+    prefilter = Prefilter(vocabulary) if rule_codes.from_names else None
+    if prefilter is not None and options.fmt not in _DESCRIBES_RULES and len(found.files) <= QUICK_MAX_FILES:
+        quick = _quick_screen(found.files, prefilter)
     rule_infos: list[RuleInfo] = []
     if quick is not None:
         sources, raw_findings = quick
         errors.extend(error for error in sources if isinstance(error, ReadError))
         sources = [item for item in sources if not isinstance(item, ReadError)]
     else:
-        from .. import engine  # the analyzer (libcst) loads only when a file needs it
         from .batch import check_files  # the worker pool (multiprocessing) too
-        from .catalog import rule_info
-        from ..sg001_unused_suppression import UnusedSuppressionComment
 
-        rule_classes = list(engine.all_rules(use_plugins=True))
-        # SG001 is judged after the analysis (see sg001_unused_suppression), never by the engine.
-        rules = [rule for rule in rule_classes if rule.code in codes and rule is not UnusedSuppressionComment]
-        analyzer = engine.Analyzer(vocabulary, rules, target_version=config.target_version)
-        cache = _open_cache(config, rules, vocabulary) if options.cache else None
+        engine_rules = _EngineRules(codes)
+        analyzer: Any
+        if prefilter is not None:  # the engine (libcst) loads only when a file needs it
+            from .lazy_analyzer import LazyAnalyzer
+
+            analyzer = LazyAnalyzer(vocabulary, prefilter, engine_rules.load, config.target_version)
+            rule_files = [(code, path) for code, path in rule_codes.modules if code in engine_rules.codes]
+            cache = _open_cache(config, vocabulary, rule_files=rule_files) if options.cache else None
+        else:
+            from .. import engine
+
+            analyzer = engine.Analyzer(vocabulary, engine_rules.load(), target_version=config.target_version)
+            cache = _open_cache(config, vocabulary, rules=analyzer.rule_classes) if options.cache else None
         batch = check_files(found.files, analyzer, cache, options.jobs or os.cpu_count() or 1, root=config.root)
         sources, raw_findings = batch.sources, batch.findings
         errors.extend(batch.errors)
         for warning in dict.fromkeys(batch.warnings):
             stderr.write(f"summaryguard: warning: {warning}\n")
-        rule_infos = [rule_info(rule, engine.rule_doc) for rule in rule_classes if rule.code in codes]
+        if options.fmt in _DESCRIBES_RULES:
+            rule_infos = engine_rules.infos()
     texts = dict(sources)
     failed = {error.path for error in errors}
     findings = _keep_reported(raw_findings, texts, config, known, codes, failed)
@@ -219,12 +226,41 @@ def _quick_screen(paths: Sequence[str], prefilter: Prefilter) -> tuple[list[tupl
     return None if items is None else (items, [])
 
 
-def _open_cache(config: Config, rules: Sequence[type], vocabulary: object) -> "ResultCache":
-    """The cache folder for this configuration and these settings (see :mod:`.cache`)."""
+class _EngineRules:
+    """The rule classes the engine runs for the selected ``codes``, imported when first
+    asked for (they import libcst, see :mod:`.lazy_analyzer`). SG001 is judged after the
+    analysis (see sg001_unused_suppression), never by the engine."""
+
+    def __init__(self, codes: Collection[str]) -> None:
+        self.selected = frozenset(codes)
+        self.codes = self.selected - {UNUSED_SUPPRESSION}
+
+    def load(self) -> list[type]:
+        from .. import engine
+
+        return [rule for rule in engine.all_rules(use_plugins=True) if rule.code in self.codes]
+
+    def infos(self) -> list[RuleInfo]:
+        """What the formats that describe rules say of each selected rule, SG001's included."""
+        from .. import engine
+        from .catalog import rule_info
+
+        return [rule_info(rule, engine.rule_doc) for rule in engine.all_rules(use_plugins=True) if rule.code in self.selected]
+
+
+def _open_cache(
+    config: Config,
+    vocabulary: object,
+    rules: Sequence[type] = (),
+    rule_files: Sequence[tuple[str, str]] = (),
+) -> "ResultCache":
+    """The cache folder for this configuration and these settings (see :mod:`.cache`):
+    the rules named by their classes or by their modules' files."""
     from .cache import ResultCache, cache_folder, settings_key
 
     key = settings_key(
         rules=rules,
+        rule_files=rule_files,
         vocabulary_fingerprint=vocabulary.fingerprint(),  # type: ignore[attr-defined]
         config_text=config.source_text,
         config_path=str(config.path or ""),

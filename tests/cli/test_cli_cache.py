@@ -151,6 +151,29 @@ def test_the_settings_key_covers_version_rules_vocabulary_and_configuration(monk
     assert settings_key(**base) != key  # another libcst
 
 
+def test_the_settings_key_names_rules_by_their_modules_files(tmp_path: Path) -> None:
+    """A run that knows its rules by file names (no rule imported) keys them by their modules'
+    files: the selection, and an edit of a rule's module (its class, its VERSION), change it."""
+    import os
+
+    first, second = tmp_path / "sg901_a.py", tmp_path / "sg902_b.py"
+    first.write_text("VERSION = '1'\n", encoding="utf-8")
+    second.write_text("", encoding="utf-8")
+    files = [("SG901", str(first)), ("SG902", str(second))]
+    base = dict(rule_files=files, vocabulary_fingerprint="v", config_text="", config_path="")
+    key = settings_key(**base)
+    assert settings_key(**base) == key
+    assert settings_key(**{**base, "rule_files": files[1:]}) != key
+    first.write_text("VERSION = '2'\n", encoding="utf-8")
+    assert settings_key(**base) != key
+    edited = settings_key(**base)
+    stat = first.stat()
+    os.utime(first, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))  # same size, touched
+    assert settings_key(**base) != edited
+    first.unlink()  # a rule module gone: still a key, another one
+    assert settings_key(**base) not in (key, edited)
+
+
 def test_the_settings_key_stamps_the_command_line_and_reads_libcst_s_version_without_metadata(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -149,6 +149,35 @@ def test_a_relevant_file_and_a_file_cpython_rejects_load_the_engine(project: Pat
     assert "broken.py:1: error: syntax error" in result["report"]
 
 
+def test_a_run_the_cache_answers_imports_no_libcst_and_reports_the_same(project: Path) -> None:
+    """The full path builds the analyzer only when a file needs it (rules/cli/lazy_analyzer.py):
+    a run whose files are all in the result cache reads, digests and looks up, and imports
+    neither libcst nor a rule module. An edit brings them back."""
+    (project / "relevant.py").write_text(RELEVANT, encoding="utf-8")
+    (project / "plain.py").write_text(PLAIN, encoding="utf-8")
+    (project / "quiet.py").write_text("import os  # noqa: E401\n", encoding="utf-8")
+    first = _probe(project, "check", "--format", "json", ".")
+    assert (first["status"], first["libcst"]) == (1, True)
+    warm = _probe(project, "check", "--format", "json", ".")
+    assert (warm["status"], warm["libcst"], warm["engine"]) == (1, False, False)
+
+    def findings(result: dict[str, object]) -> list[tuple[str, int, str]]:
+        report = json.loads(str(result["report"]))
+        return [(f["path"], f["line"], f["code"]) for f in report["findings"]]
+
+    assert findings(warm) == findings(first) and {code for _, _, code in findings(warm)} >= {"SG101"}
+    # SARIF describes the selected rules: their classes load, but no analyzer is built
+    sarif = _probe(project, "check", "--format", "sarif", ".")
+    assert (sarif["libcst"], sarif["engine"]) == (True, False)
+    assert {rule["id"] for rule in json.loads(str(sarif["report"]))["runs"][0]["tool"]["driver"]["rules"]} >= {
+        "SG001", "SG101", "SG304"
+    }
+    (project / "relevant.py").write_text(RELEVANT + "# edited\n", encoding="utf-8")
+    edited = _probe(project, "check", "--format", "json", ".")
+    assert (edited["libcst"], edited["engine"]) == (True, True)
+    assert findings(edited) == findings(first)
+
+
 # -- the quick path reports what the full path reports ---------------------------------------
 
 _LINES = st.sampled_from(

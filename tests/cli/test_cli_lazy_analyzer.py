@@ -1,0 +1,46 @@
+"""The command line's analyzer is built when a file first needs it, and then answers as the
+engine's own :class:`Analyzer` does (rules/cli/lazy_analyzer.py)."""
+
+from __future__ import annotations
+
+from summaryguard.rules.cli.lazy_analyzer import LazyAnalyzer
+from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules
+from summaryguard.rules.engine.prefilter import Prefilter
+
+RELEVANT = "def resume(checkpoint):\n    ctx = checkpoint.resume_context()\n    return ctx['summary']\n"
+PLAIN = "import os\n\n\ndef add(a, b):\n    return a + b\n"
+
+
+def _lazy(loads: list[int]) -> LazyAnalyzer:
+    vocabulary = Vocabulary.build()
+
+    def load_rules() -> list[type]:
+        loads.append(1)
+        return [rule for rule in all_rules() if rule.code != "SG001"]
+
+    return LazyAnalyzer(vocabulary, Prefilter(vocabulary), load_rules, target_version="3.12")
+
+
+def test_the_prefilter_needs_no_analyzer() -> None:
+    loads: list[int] = []
+    lazy = _lazy(loads)
+    assert lazy.might_matter(RELEVANT) and not lazy.might_matter(PLAIN)
+    assert lazy.prefilter.may_be_context("a.py", PLAIN) is False
+    assert (lazy.built, loads) == (False, [])
+
+
+def test_the_analyzer_is_built_once_on_first_need_and_answers_as_the_engines() -> None:
+    loads: list[int] = []
+    lazy = _lazy(loads)
+    engine = Analyzer(Vocabulary.build(), [rule for rule in all_rules() if rule.code != "SG001"], target_version="3.12")
+    needs, errors, facts = lazy.screen_facts("loop.py", RELEVANT)
+    assert (lazy.built, loads) == (True, [1])
+    expected = engine.screen_facts("loop.py", RELEVANT)
+    assert (needs, errors, facts.to_json()) == (expected[0], expected[1], expected[2].to_json())
+    assert lazy.lent_facts("plain.py", PLAIN) == engine.lent_facts("plain.py", PLAIN)
+    found, failed = lazy.analyze([("loop.py", RELEVANT)])
+    assert [(f.line, f.code) for f in found] == [(f.line, f.code) for f in engine.analyze([("loop.py", RELEVANT)])[0]]
+    assert {f.code for f in found} >= {"SG101"} and failed == []
+    assert lazy.rule_classes == engine.rule_classes
+    assert lazy.analyzer() is lazy.analyzer() and loads == [1]
+    assert lazy.vocabulary is lazy.analyzer().vocabulary and lazy.analyzer().target_version == "3.12"
