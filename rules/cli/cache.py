@@ -13,9 +13,12 @@ What is cached, and under which key:
   run, a tenth of a pre-commit check of a small file (see :func:`_package_version`).
 * **screen**: per file *content* (a BLAKE2 digest of the bytes), the outcome
   of the cheap look that decides whether a file needs libcst at all (see
-  :meth:`Analyzer.screen_facts`), with the syntax errors it found and, for a file
-  screened in, the modules it imports (as written). It depends on the text
-  alone. In 256 documents by the digest's first two digits (``screen/``), each
+  :meth:`Analyzer.screen_facts`), with the syntax errors it found, for a file
+  screened in the modules it imports (as written), and for a checked file what
+  else the command line asks of its text (whether it may hold a suppression
+  comment, whether a file screened out may lend its classes: see
+  :func:`.batch.text_marks`), so that a warm run scans no text. It depends on the
+  text alone. In 256 documents by the digest's first two digits (``screen/``), each
   read when a run first asks for one of its digests and written when it
   changed: a pre-commit run reads and writes a few, a whole tree's run reads them
   all (one document for all was 2.3 MB after a check of the real-code corpus,
@@ -299,7 +302,7 @@ class ResultCache:
     def screen(self, digest: str) -> Verdict | None:
         """The cached verdict for content ``digest``; None for a miss or a malformed entry."""
         entry = self._screen_entries(digest).get(digest)
-        if not (isinstance(entry, list) and len(entry) in (2, 3) and isinstance(entry[0], bool)):
+        if not (isinstance(entry, list) and 2 <= len(entry) <= 4 and isinstance(entry[0], bool)):
             return None
         errors = entry[1]
         if not isinstance(errors, list):
@@ -317,17 +320,31 @@ class ResultCache:
     def imports(self, digest: str) -> Imports | None:
         """The imports stored with the verdict for content ``digest``; None if there are none."""
         entry = self._screen_entries(digest).get(digest)
-        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[2], list)):
+        if not (isinstance(entry, list) and 3 <= len(entry) <= 4 and isinstance(entry[2], list)):
             return None
         if not all(isinstance(item, str) for item in entry[2]):
             return None
         return tuple(entry[2])
 
-    def store_screen(self, digest: str, verdict: Verdict, imports: Imports | None = None) -> None:
+    def text_marks(self, digest: str) -> int | None:
+        """The marks stored with the verdict for content ``digest`` (what else a scan of the
+        text told, see :func:`~.batch.text_marks`); None if there are none."""
+        entry = self._screen_entries(digest).get(digest)
+        if not (isinstance(entry, list) and len(entry) == 4 and type(entry[3]) is int):
+            return None
+        return entry[3] if 0 <= entry[3] < 1 << 8 else None
+
+    def store_screen(
+        self, digest: str, verdict: Verdict, imports: Imports | None = None, marks: int | None = None
+    ) -> None:
+        """Store ``digest``'s verdict, with the imports of a file screened in and the marks
+        of its text (:meth:`text_marks`)."""
         needs, errors = verdict
         entry: list[Any] = [needs, [[line, message] for line, message in errors]]
-        if imports is not None:
-            entry.append(list(imports))
+        if imports is not None or marks is not None:
+            entry.append(None if imports is None else list(imports))
+        if marks is not None:
+            entry.append(marks)
         self._screen_entries(digest)[digest] = entry
         self._screen_dirty.add(_shard(digest))
 

@@ -25,7 +25,7 @@ format, which describes the rule classes) takes the full path.
 # annotation given as a string (see summaryguard.rules.cli.report).
 import os
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
@@ -121,6 +121,7 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
     if prefilter is not None and options.fmt not in _DESCRIBES_RULES and len(found.files) <= QUICK_MAX_FILES:
         quick = _quick_screen(found.files, prefilter)
     rule_infos: list[RuleInfo] = []
+    may_suppress: dict[str, bool] = {}  # by path, where the run knows it (see _keep_reported)
     if quick is not None:
         sources, raw_findings = quick
         errors.extend(error for error in sources if isinstance(error, ReadError))
@@ -142,7 +143,7 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
             analyzer = engine.Analyzer(vocabulary, engine_rules.load(), target_version=config.target_version)
             cache = _open_cache(config, vocabulary, rules=analyzer.rule_classes) if options.cache else None
         batch = check_files(found.files, analyzer, cache, options.jobs or os.cpu_count() or 1, root=config.root)
-        sources, raw_findings = batch.sources, batch.findings
+        sources, raw_findings, may_suppress = batch.sources, batch.findings, batch.may_suppress
         errors.extend(batch.errors)
         for warning in dict.fromkeys(batch.warnings):
             stderr.write(f"summaryguard: warning: {warning}\n")
@@ -150,7 +151,7 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
             rule_infos = engine_rules.infos()
     texts = dict(sources)
     failed = {error.path for error in errors}
-    findings = _keep_reported(raw_findings, texts, config, known, codes, failed)
+    findings = _keep_reported(raw_findings, texts, config, known, codes, failed, may_suppress)
     prints = fingerprints(findings, texts, config.root)
 
     stats = None
@@ -308,9 +309,12 @@ def _keep_reported(
     known: Collection[str],
     selected: Collection[str],
     failed: Collection[str],
+    may_suppress: Mapping[str, bool],
 ) -> list[FindingLike]:
     """Drop findings silenced by ``per-file-ignores`` or a comment on their line;
-    add SG001 for comments that silence nothing (in files analyzed without error)."""
+    add SG001 for comments that silence nothing (in files analyzed without error).
+    ``may_suppress``: :func:`.markers.may_hold_suppressions` of the texts, where the run
+    already knows it (the result cache keeps it); asked of the others."""
     per_file = [(entry.spec, _expand_all(entry.codes, known)) for entry in config.per_file_ignores]
     root = str(config.root)
     by_path: dict[str, list[FindingLike]] = {}
@@ -332,13 +336,18 @@ def _keep_reported(
         # A file with neither findings nor suppression comments keeps nothing and gets no SG001:
         # the comment parser, SG001's module and the engine's Finding load only for a file
         # that has either (see .markers).
-        if text is not None and (group or judge_comments and may_hold_suppressions(text)):
+        if text is not None and (group or judge_comments and _may_suppress(path, text, may_suppress)):
             from .unused import check_comments
 
             checked = () if path in failed else [code for code in selected if code not in ignored]
             group = check_comments(path, text, group, checked, known)
         kept.extend(group)
     return kept
+
+
+def _may_suppress(path: str, text: str, known: Mapping[str, bool]) -> bool:
+    found = known.get(path)
+    return may_hold_suppressions(text) if found is None else found
 
 
 def _expand_all(selectors: Sequence[str], known: Collection[str]) -> set[str]:

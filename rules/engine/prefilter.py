@@ -276,7 +276,13 @@ class Prefilter:
         """Whether a file the text scan rejects may still be context for its importers
         (lends its classes, re-exports, or defines a fire-and-forget helper): its tree
         decides, where it is imported (:meth:`~.analyzer.Analyzer.lent_facts`)."""
-        return Prefilter.may_lend(text) or Prefilter.re_exports(path, text) or Prefilter.may_dispatch(text)
+        return Prefilter.re_exports(path, text) or Prefilter.lends_by_text(text)
+
+    @staticmethod
+    def lends_by_text(text: str) -> bool:
+        """:meth:`may_be_context` of a file that is not a package's ``__init__``: what its
+        text alone says (the command line caches it with the screening's verdict)."""
+        return Prefilter.may_lend(text) or Prefilter.may_dispatch(text)
 
     @staticmethod
     def may_dispatch(text: str) -> bool:

@@ -430,6 +430,50 @@ def test_what_a_screened_out_module_lends_survives_the_run_and_a_malformed_entry
         assert again.lent("d3") is None
 
 
+def test_the_marks_of_a_text_are_kept_with_its_verdict_and_a_malformed_mark_is_a_miss(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path / "cache", "settings")
+    cache.store_screen("in", (True, ()), ("os",), 1)
+    cache.store_screen("out", (False, ((3, "syntax error"),)), None, 2)
+    cache.store_screen("bare", (True, ()), ("json",))
+    cache.flush()
+    again = ResultCache(tmp_path / "cache", "settings")
+    assert (again.screen("in"), again.imports("in"), again.text_marks("in")) == ((True, ()), ("os",), 1)
+    assert (again.screen("out"), again.imports("out"), again.text_marks("out")) == (
+        (False, ((3, "syntax error"),)), None, 2
+    )
+    assert (again.imports("bare"), again.text_marks("bare")) == (("json",), None)  # stored without marks
+    for malformed in (True, "1", -1, 1 << 8, None, 1.0):
+        again._screen_entries("bad")["bad"] = [False, [], None, malformed]
+        assert again.text_marks("bad") is None and again.screen("bad") == (False, ())
+    again._screen_entries("long")["long"] = [False, [], None, 1, 5]
+    assert (again.screen("long"), again.text_marks("long")) == (None, None)
+
+
+def test_a_warm_run_asks_no_text_whether_it_may_hold_a_suppression(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether a text may hold a suppression comment is kept with its verdict: a warm run
+    reports the same unused suppressions (SG001) without scanning a text for one."""
+    from summaryguard.rules.cli import batch as batch_module, markers, runner
+
+    (project / "agent.py").write_text(AGENT)
+    (project / "quiet.py").write_text("import os  # noqa: SG201\n")  # silences nothing: SG001
+    (project / "plain.py").write_text(PLAIN)
+    cold = run(capsys)
+    assert {(f["path"], f["code"]) for f in cold[1]["findings"]} >= {("quiet.py", "SG001"), ("agent.py", "SG201")}
+    asked: list[str] = []
+
+    def counting(text: str) -> bool:
+        asked.append(text)
+        return markers.may_hold_suppressions(text)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(runner, "may_hold_suppressions", counting)
+        patched.setattr(batch_module, "text_marks", lambda text, screened_in: pytest.fail("scanned"))
+        assert run(capsys) == cold and asked == []
+    assert run(capsys, "--no-cache") == cold  # and the same without the cache
+
+
 def test_a_run_of_one_file_reads_and_writes_the_screen_verdicts_of_its_digest_only(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

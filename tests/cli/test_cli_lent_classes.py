@@ -88,6 +88,39 @@ def test_a_warm_run_asks_no_lender_again_and_a_miss_still_sees_them(
     assert asked == []  # their facts come from the cache too (facts.json): still seen, never parsed again
 
 
+def test_a_warm_run_of_the_whole_tree_scans_no_text_and_still_sees_the_lenders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the run asks of a checked file's text besides its verdict (may it lend, may it
+    hold a suppression comment: batch.text_marks) is stored with the verdict: a warm run of
+    the whole tree asks neither again, and the lenders are still its context. A file edited
+    is asked again, alone."""
+    from summaryguard.rules.cli import batch as batch_module
+    from summaryguard.rules.engine.prefilter import Prefilter
+
+    root = _project(tmp_path, "lent_factory")
+    tree = sorted(str(p.relative_to(root)) for p in (root / "app").glob("*.py"))
+    cold, cold_context = _found(root, tree, cached=True)
+    scanned: list[str] = []
+    text_marks = batch_module.text_marks
+
+    def counting(text: str, screened_in: bool) -> int:
+        scanned.append(text)
+        return text_marks(text, screened_in)
+
+    monkeypatch.setattr(batch_module, "text_marks", counting)
+    lends = Prefilter.lends_by_text
+    monkeypatch.setattr(Prefilter, "lends_by_text", staticmethod(lambda text: scanned.append(text) or lends(text)))
+    warm, warm_context = _found(root, tree, cached=True)
+    assert (warm, warm_context, scanned) == (cold, cold_context, [])
+    assert cold_context == ["clients.py", "providers.py"] and cold
+    providers = root / "app" / "providers.py"
+    providers.write_text(providers.read_text() + "\n# edited\n")
+    edited, edited_context = _found(root, tree, cached=True)
+    assert (edited, edited_context) == (cold, cold_context)
+    assert scanned and set(scanned) == {providers.read_text()}  # the edited text alone
+
+
 def test_classes_that_call_no_model_lend_no_summarizer(tmp_path: Path) -> None:
     root = _project(tmp_path, "lent_factory_no_model")
     tree = sorted(str(p.relative_to(root)) for p in (root / "app").glob("*.py"))
