@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .dependencies import Dependency, ImportResolver
     from ..engine import Analyzer
+    from .lazy_analyzer import LazyAnalyzer
 
 __all__ = ["Batch", "check_files"]
 
@@ -97,7 +98,7 @@ class Batch:
 
 def check_files(
     paths: Sequence[str],
-    analyzer: Analyzer,
+    analyzer: Analyzer | LazyAnalyzer,
     cache: ResultCache | None,
     jobs: int,
     root: str | os.PathLike[str] | None = None,
@@ -122,7 +123,7 @@ def check_files(
 def _check(
     batch: Batch,
     paths: Sequence[str],
-    analyzer: Analyzer,
+    analyzer: Analyzer | LazyAnalyzer,
     cache: ResultCache | None,
     workers: Workers,
     root: str | os.PathLike[str] | None,
@@ -136,7 +137,7 @@ def _check(
     imports: dict[str, Imports] = {}  # path -> its imports, for the files screened in
     misses: list[tuple[str, str]] = []
     facts: dict[str, Any] = {}  # path -> ScreenFacts, for the files screened in this run
-    marks: dict[str, int] = {}  # path -> text_marks(), for the files whose verdict the cache held
+    marks: dict[str, int] = {}  # path -> scan_marks() of every source, from the cache where it held them
     for path in paths:
         raw = _read_bytes(path)
         if isinstance(raw, ReadError):
@@ -155,7 +156,7 @@ def _check(
         verdicts[path] = cached
         known = cache.text_marks(digest)
         if known is None:  # a verdict stored without them (the screening of a module imported)
-            known = text_marks(text, cached[0])
+            known = scan_marks(text, cached[0])
             cache.store_screen(digest, cached, imports.get(path), known)
         marks[path] = known
 
@@ -170,7 +171,7 @@ def _check(
             facts[path] = file_facts
             imports[path] = file_facts.imports
             screened.append((path, digests[path], file_facts))
-        marks[path] = text_marks(text, verdict[0])
+        marks[path] = scan_marks(text, verdict[0])
         if cache is not None:
             cache.store_screen(digests[path], verdict, imports.get(path) if verdict[0] else None, marks[path])
 
@@ -312,15 +313,15 @@ def _units(wanted: Sequence[tuple[str, str]], context: Sequence[Dependency]) -> 
     return units
 
 
-#: :func:`text_marks`: the text may hold a suppression comment (:func:`.markers.may_hold_suppressions`).
+#: :func:`scan_marks`: the text may hold a suppression comment (:func:`.markers.may_hold_suppressions`).
 MAY_SUPPRESS = 1
-#: :func:`text_marks`: screened out, the text may still lend its classes or dispatch work
+#: :func:`scan_marks`: screened out, the text may still lend its classes or dispatch work
 #: (:meth:`~.engine.prefilter.Prefilter.lends_by_text`; a package's ``__init__`` that imports
 #: is context too, which its path says, not its text).
 MAY_LEND = 2
 
 
-def text_marks(text: str, screened_in: bool) -> int:
+def scan_marks(text: str, screened_in: bool) -> int:
     """What the run asks of a checked file's text besides its verdict, as bits
     (:data:`MAY_SUPPRESS`, :data:`MAY_LEND`), stored with the verdict in the cache.
 
@@ -464,7 +465,7 @@ def _read_bytes(path: str) -> bytes | ReadError:
 # -- screening, in this process or in a pool ---------------------------------------------
 
 
-def screen_texts(analyzer: Analyzer, items: Sequence[tuple[str, str]]) -> list[tuple[Verdict, Any]]:
+def screen_texts(analyzer: Analyzer | LazyAnalyzer, items: Sequence[tuple[str, str]]) -> list[tuple[Verdict, Any]]:
     """Verdicts of ``(path, text)`` pairs, each with the :class:`~.engine.ScreenFacts` of a
     file screened in (None otherwise), on a thread with a deep stack (see :mod:`.deepstack`).
 
@@ -485,7 +486,7 @@ def screen_texts(analyzer: Analyzer, items: Sequence[tuple[str, str]]) -> list[t
     return call_with_deep_stack(work)
 
 
-def lent_texts(analyzer: Analyzer, items: Sequence[tuple[str, str]]) -> list[Any]:
+def lent_texts(analyzer: Analyzer | LazyAnalyzer, items: Sequence[tuple[str, str]]) -> list[Any]:
     """:meth:`~.engine.Analyzer.lent_facts` of ``(path, text)`` pairs, in order, on a thread
     with a deep stack, the collector paused (as in :func:`screen_texts`)."""
     from ..engine.collector import collector_paused
@@ -641,7 +642,7 @@ def _whole(
 
 
 def _analyze_groups(
-    analyzer: Analyzer,
+    analyzer: Analyzer | LazyAnalyzer,
     groups: Sequence[tuple[list[tuple[str, str]], list[tuple[str, str]]]],
     facts: dict[str, Any],
     last_of_process: bool = True,

@@ -4,11 +4,11 @@ What is cached, and under which key:
 
 * **settings**: one folder per combination of the analyzer's code (the size
   and modification time of every module of the engine, the rules, the plugins
-  and the command line, so an edited rule or engine in a development checkout,
-  or an upgrade, is never served stale), the Python and libcst versions, the
-  selected rules (code, class, ``VERSION``, and the stamp of the module that
-  defines each one), the vocabulary fingerprint and the configuration file's
-  text. Changing any of them starts from an empty folder. No version is read
+  and their rooms, and the command line, so an edited rule or engine in a
+  development checkout, or an upgrade, is never served stale), the Python and
+  libcst versions, the selected rules (their codes; a plugin rule from outside
+  summaryguard by its class, ``VERSION`` and the stamp of its module), the
+  vocabulary fingerprint and the configuration file's text. Changing any of them starts from an empty folder. No version is read
   through :mod:`importlib.metadata`: importing it cost 28 ms of every cached
   run, a tenth of a pre-commit check of a small file (see :func:`_package_version`).
 * **screen**: per file *content* (a BLAKE2 digest of the bytes), the outcome
@@ -17,7 +17,7 @@ What is cached, and under which key:
   screened in the modules it imports (as written), and for a checked file what
   else the command line asks of its text (whether it may hold a suppression
   comment, whether a file screened out may lend its classes: see
-  :func:`.batch.text_marks`), so that a warm run scans no text. It depends on the
+  :func:`.batch.scan_marks`), so that a warm run scans no text. It depends on the
   text alone. In 256 documents by the digest's first two digits (``screen/``), each
   read when a run first asks for one of its digests and written when it
   changed: a pre-commit run reads and writes a few, a whole tree's run reads them
@@ -75,7 +75,7 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -174,66 +174,67 @@ def _file_stamp(module_name: str) -> list[object]:
     filename = getattr(module, "__file__", None)
     if not filename:
         return [module_name]
-    return [module_name, *_path_stamp(filename)]
-
-
-def _path_stamp(filename: str) -> list[object]:
     try:
         stat = os.stat(filename)
-    except OSError:  # a module whose file went away
-        return [filename]
-    return [filename, stat.st_size, stat.st_mtime_ns]
+    except OSError:  # pragma: no cover - a module whose file went away
+        return [module_name, filename]
+    return [module_name, filename, stat.st_size, stat.st_mtime_ns]
 
 
 def _engine_stamp() -> list[object]:
-    """Size and modification time of every module of the analyzer (rules, engine, plugins)
-    and of the command line (which keys and reads the records): an upgrade rewrites them,
-    so summaryguard's own version adds nothing. Empty when the modules are not files (a
-    zip on ``sys.path``): :func:`settings_key` then names the version instead."""
+    """Size and modification time of every module of the analyzer and of the command line
+    (which keys and reads the records): every ``.py`` file below ``summaryguard.rules`` and
+    ``summaryguard.plugins``, the rooms and their rules, and a rule's helper modules,
+    included. An upgrade rewrites them, so summaryguard's own version adds nothing. Empty
+    when the modules are not files (a zip on ``sys.path``): :func:`settings_key` then
+    names the version instead.
+
+    Why every file, not the rules' own: what a run's rules are and do is decided in more
+    files than the modules that define their classes (a room's ``rules()`` lists them, a
+    rule may import a helper of its own), and a key that missed one served the findings
+    of the rules before an edit (about 150 files: a millisecond of every run)."""
     stamps: list[object] = []
-    packages = ("summaryguard.rules", "summaryguard.rules.engine", "summaryguard.rules.cli", "summaryguard.plugins")
-    for package in packages:
+    for package in ("summaryguard.rules", "summaryguard.plugins"):
         module = sys.modules.get(package)
-        for folder in getattr(module, "__path__", ()):
-            try:
-                names = sorted(os.listdir(folder))
-            except OSError:  # pragma: no cover
-                continue
-            for name in names:
-                if name.endswith(".py"):
-                    try:
-                        stat = os.stat(os.path.join(folder, name))
-                    except OSError:  # pragma: no cover
-                        continue
-                    stamps.append([package, name, stat.st_size, stat.st_mtime_ns])
+        for top in getattr(module, "__path__", ()):
+            for folder, subfolders, names in os.walk(top):
+                subfolders[:] = sorted(d for d in subfolders if not d.startswith((".", "__pycache__")))
+                for name in sorted(names):
+                    if name.endswith(".py"):
+                        try:
+                            stat = os.stat(os.path.join(folder, name))
+                        except OSError:  # pragma: no cover - a file that went away meanwhile
+                            continue
+                        where = os.path.relpath(os.path.join(folder, name), top).replace(os.sep, "/")
+                        stamps.append([package, where, stat.st_size, stat.st_mtime_ns])
     return stamps
 
 
 def settings_key(
     *,
-    rules: Sequence[type] = (),
-    rule_files: Sequence[tuple[str, str]] = (),
+    rules: Sequence[type] | None = None,
+    rule_codes: Collection[str] | None = None,
     vocabulary_fingerprint: str,
     config_text: str,
     config_path: str,
 ) -> str:
     """The digest of everything besides file contents that a result depends on.
 
-    The selected rules are named either by their classes (``rules``) or, without importing
-    them, by ``(code, file)`` of their modules (``rule_files``, from
-    :func:`~..engine.registry.known_codes`): a rule's class and ``VERSION`` are in its
-    module's file, whose size and modification time the key holds. Why: a run whose
-    every file the cache answers then imports no rule module, and with them libcst
-    (0.2 s of a 1.4 s warm check of the real-code corpus)."""
+    The selected rules are named by their classes (``rules``), or, where every rule ships
+    with summaryguard, by their codes alone (``rule_codes``): their modules are among the
+    files :func:`_engine_stamp` stamps, so a run whose every file the cache answers
+    imports no rule module, and with them libcst (0.2 s of a 1.4 s warm check of the
+    real-code corpus). Exactly one of the two is given."""
+    if (rules is None) == (rule_codes is None):
+        raise TypeError("settings_key: give the rules' classes or their codes, exactly one")
     described = {
         "format": FORMAT,
         "libcst": _package_version("libcst"),
         "python": sys.version,
-        "rules": [
+        "rules": sorted(rule_codes) if rule_codes is not None else [
             [getattr(r, "code", ""), r.__module__, r.__qualname__, str(getattr(r, "VERSION", "")), _file_stamp(r.__module__)]
-            for r in rules
+            for r in rules or ()
         ],
-        "rule_files": [[code, *_path_stamp(filename)] for code, filename in rule_files],
         "engine": _engine_stamp() or [_version("summaryguard")],
         "vocabulary": vocabulary_fingerprint,
         "config": [config_path, config_text],
@@ -328,7 +329,7 @@ class ResultCache:
 
     def text_marks(self, digest: str) -> int | None:
         """The marks stored with the verdict for content ``digest`` (what else a scan of the
-        text told, see :func:`~.batch.text_marks`); None if there are none."""
+        text told, see :func:`~.batch.scan_marks`); None if there are none."""
         entry = self._screen_entries(digest).get(digest)
         if not (isinstance(entry, list) and len(entry) == 4 and type(entry[3]) is int):
             return None

@@ -5,9 +5,11 @@ engine and libcst (about 0.2 s), and a run whose files the result cache answers
 needs none of them: it reads files, digests them and looks the digests up. A warm
 check of the real-code corpus (4,729 files) spent 0.2 of its 1.4 s importing
 what it never used. The command line hands :func:`~.batch.check_files` a
-:class:`LazyAnalyzer`; the text pre-filter, which the run asks of every file it
-screens, is built at once (it imports no libcst), and the rest is built the first
-time a file is screened with CPython's tree, lends its facts, or is analyzed.
+:class:`LazyAnalyzer`: its text pre-filter is built at once (it imports no
+libcst), a file the pre-filter dismisses and CPython compiles is screened without
+the engine (as :func:`.runner._quick_screen` does), and the engine is built the
+first time a file is screened in, is rejected by CPython, lends its facts, or is
+analyzed.
 
 Only where the rules are known by their file names (every rule ships with
 summaryguard, see :func:`~..engine.registry.known_codes`): a plugin rule from
@@ -19,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from ..engine.host_syntax import host_parse_error
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..engine import Analyzer, LintRule, Vocabulary
@@ -61,15 +65,28 @@ class LazyAnalyzer:
 
     @property
     def rule_classes(self) -> tuple[type[LintRule], ...]:
+        """The engine's rule classes: this builds the analyzer (a pool's workers are handed
+        them, see :mod:`.workers`)."""
         return self.analyzer().rule_classes
 
     def might_matter(self, text: str) -> bool:
         return self.prefilter.might_matter(text)
 
     def screen_facts(self, path: str, text: str) -> Any:
+        """:meth:`~..engine.Analyzer.screen_facts`. A text the pre-filter dismisses and
+        CPython compiles is settled here, as the engine settles it (no finding, no error,
+        no facts): a new or edited file of that kind (most files) does not build the
+        analyzer. CPython's refusal is the engine's to judge (libcst decides for the
+        target grammar)."""
+        if self._built is None and not self.prefilter.might_matter(text) and host_parse_error(text) is None:
+            return False, [], None
         return self.analyzer().screen_facts(path, text)
 
     def lent_facts(self, path: str, text: str) -> Any:
+        """:meth:`~..engine.Analyzer.lent_facts`; None at once for a text that cannot lend
+        (its first test, on the text alone)."""
+        if self._built is None and not self.prefilter.may_be_context(path, text):
+            return None
         return self.analyzer().lent_facts(path, text)
 
     def analyze(

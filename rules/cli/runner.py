@@ -135,8 +135,7 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
             from .lazy_analyzer import LazyAnalyzer
 
             analyzer = LazyAnalyzer(vocabulary, prefilter, engine_rules.load, config.target_version)
-            rule_files = [(code, path) for code, path in rule_codes.modules if code in engine_rules.codes]
-            cache = _open_cache(config, vocabulary, rule_files=rule_files) if options.cache else None
+            cache = _open_cache(config, vocabulary, rule_codes=engine_rules.codes) if options.cache else None
         else:
             from .. import engine
 
@@ -228,15 +227,16 @@ def _quick_screen(paths: Sequence[str], prefilter: Prefilter) -> tuple[list[tupl
 
 
 class _EngineRules:
-    """The rule classes the engine runs for the selected ``codes``, imported when first
-    asked for (they import libcst, see :mod:`.lazy_analyzer`). SG001 is judged after the
-    analysis (see sg001_unused_suppression), never by the engine."""
+    """The rules of a run, imported when first asked for (they import libcst, see
+    :mod:`.lazy_analyzer`): ``selected`` are the codes the run reports, ``codes`` those
+    the engine runs (SG001 is judged after the analysis, see sg001_unused_suppression)."""
 
-    def __init__(self, codes: Collection[str]) -> None:
-        self.selected = frozenset(codes)
+    def __init__(self, selected: Collection[str]) -> None:
+        self.selected = frozenset(selected)
         self.codes = self.selected - {UNUSED_SUPPRESSION}
 
     def load(self) -> list[type]:
+        """The classes the engine runs."""
         from .. import engine
 
         return [rule for rule in engine.all_rules(use_plugins=True) if rule.code in self.codes]
@@ -252,16 +252,16 @@ class _EngineRules:
 def _open_cache(
     config: Config,
     vocabulary: object,
-    rules: Sequence[type] = (),
-    rule_files: Sequence[tuple[str, str]] = (),
+    rules: Sequence[type] | None = None,
+    rule_codes: Collection[str] | None = None,
 ) -> "ResultCache":
     """The cache folder for this configuration and these settings (see :mod:`.cache`):
-    the rules named by their classes or by their modules' files."""
+    the rules named by their classes or, where all ship with summaryguard, their codes."""
     from .cache import ResultCache, cache_folder, settings_key
 
     key = settings_key(
         rules=rules,
-        rule_files=rule_files,
+        rule_codes=rule_codes,
         vocabulary_fingerprint=vocabulary.fingerprint(),  # type: ignore[attr-defined]
         config_text=config.source_text,
         config_path=str(config.path or ""),

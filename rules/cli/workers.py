@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from concurrent.futures import Executor, Future
 
     from ..engine import Analyzer
+    from .lazy_analyzer import LazyAnalyzer
 
 __all__ = ["WORKER", "Workers", "pool_failure"]
 
@@ -50,7 +51,7 @@ WORKER: dict[str, Any] = {}
 class Workers:
     """Up to ``jobs`` worker processes, each with the run's analyzer, started at most once."""
 
-    def __init__(self, analyzer: Analyzer, jobs: int) -> None:
+    def __init__(self, analyzer: Analyzer | LazyAnalyzer, jobs: int) -> None:
         self.analyzer = analyzer
         self.jobs = jobs
         self._pool: Executor | None = None

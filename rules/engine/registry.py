@@ -52,42 +52,30 @@ def code_of_module(name: str) -> str | None:
     return name[:5].upper() if _RULE_MODULE.match(name) else None
 
 
-def _rule_modules_in(folder: str) -> list[tuple[str, str]]:
-    """``(code, file)`` of each rule module in ``folder`` (a package's file is its
-    ``__init__.py``), sorted, from their names: what ``pkgutil.iter_modules`` would list
-    (modules and packages), without its import of ``inspect``, which a run whose files the
-    pre-filter dismisses never needs (SPEC §3.1.2)."""
+def _codes_in(folder: str) -> frozenset[str]:
+    """The rule codes of the modules in ``folder``, from their names: what
+    ``pkgutil.iter_modules`` would list (modules and packages), without its import of
+    ``inspect``, which a run whose files the pre-filter dismisses never needs (SPEC §3.1.2)."""
     try:
-        entries = sorted(os.listdir(folder))
+        entries = os.listdir(folder)
     except OSError:
-        return []
+        return frozenset()
     suffixes = sorted(importlib.machinery.all_suffixes(), key=len, reverse=True)
-    found: list[tuple[str, str]] = []
+    names = set()
     for entry in entries:
         suffix = next((s for s in suffixes if entry.endswith(s)), None)
         if suffix is not None:
-            name, source = entry[: -len(suffix)], os.path.join(folder, entry)  # "a.cpython-311.pyc": no module
+            names.add(entry[: -len(suffix)])  # "a.cpython-311.pyc" stays "a.cpython-311": no module
         elif os.path.isfile(os.path.join(folder, entry, "__init__.py")):
-            name, source = entry, os.path.join(folder, entry, "__init__.py")
-        else:
-            continue
-        code = code_of_module(name)
-        if code is not None:
-            found.append((code, source))
-    return sorted(found)
+            names.add(entry)
+    return frozenset(code for name in names if (code := code_of_module(name)))
 
 
 @lru_cache(maxsize=1)
 def builtin_codes() -> frozenset[str]:
     """The codes of the built-in rules, from their module names (nothing imported)."""
-    return frozenset(code for code, _ in builtin_rule_modules())
-
-
-@lru_cache(maxsize=1)
-def builtin_rule_modules() -> tuple[tuple[str, str], ...]:
-    """``(code, file)`` of the built-in rule modules (nothing imported)."""
     package = importlib.import_module("summaryguard.rules")
-    return tuple(found for path in package.__path__ for found in _rule_modules_in(path))
+    return frozenset(code for path in package.__path__ for code in _codes_in(path))
 
 
 class KnownCodes(NamedTuple):
@@ -97,17 +85,14 @@ class KnownCodes(NamedTuple):
     #: False when a plugin outside summaryguard contributes rules: :func:`all_rules`
     #: was called (the codes come from the classes) and the run must use those classes.
     from_names: bool = True
-    #: With ``from_names``: ``(code, file)`` of every rule module (the result cache keys
-    #: the rules by their files, see :func:`summaryguard.rules.cli.cache.settings_key`).
-    modules: tuple[tuple[str, str], ...] = ()
 
 
 def known_codes(use_plugins: bool = True) -> KnownCodes:
     """The codes :func:`all_rules` would give, without importing a rule module when
     every plugin rule comes from a room shipped with summaryguard."""
-    modules = list(builtin_rule_modules())
+    codes = set(builtin_codes())
     if not use_plugins:
-        return KnownCodes(frozenset(code for code, _ in modules), modules=tuple(modules))
+        return KnownCodes(frozenset(codes))
     from summaryguard.plugins.manager import builtin_plugins_with, get_plugin_manager
 
     plugins = builtin_plugins_with("summaryguard_lint_rules")  # without pluggy where it can
@@ -117,8 +102,8 @@ def known_codes(use_plugins: bool = True) -> KnownCodes:
         room = _room_rule_folder(plugin)
         if room is None:
             return KnownCodes(frozenset(r.code for r in all_rules(use_plugins=True)), from_names=False)
-        modules += _rule_modules_in(room)
-    return KnownCodes(frozenset(code for code, _ in modules), modules=tuple(modules))
+        codes |= _codes_in(room)
+    return KnownCodes(frozenset(codes))
 
 
 def _room_rule_folder(plugin: object) -> str | None:

@@ -151,27 +151,58 @@ def test_the_settings_key_covers_version_rules_vocabulary_and_configuration(monk
     assert settings_key(**base) != key  # another libcst
 
 
-def test_the_settings_key_names_rules_by_their_modules_files(tmp_path: Path) -> None:
-    """A run that knows its rules by file names (no rule imported) keys them by their modules'
-    files: the selection, and an edit of a rule's module (its class, its VERSION), change it."""
-    import os
+def test_the_settings_key_names_shipped_rules_by_their_codes_and_needs_one_naming() -> None:
+    """Where every rule ships with summaryguard, the key names the selected codes (their
+    modules are stamped with every file of the package); the classes otherwise. One of the
+    two, never both or neither."""
+    base = dict(vocabulary_fingerprint="v", config_text="", config_path="")
+    key = settings_key(rule_codes={"SG101", "SG201"}, **base)
+    assert settings_key(rule_codes=["SG201", "SG101"], **base) == key
+    assert settings_key(rule_codes={"SG101"}, **base) != key
+    assert settings_key(rules=[r for r in all_rules() if r.code in ("SG101", "SG201")], **base) != key
+    for neither_or_both in ({}, {"rules": all_rules(), "rule_codes": {"SG101"}}):
+        with pytest.raises(TypeError, match="exactly one"):
+            settings_key(**neither_or_both, **base)
 
-    first, second = tmp_path / "sg901_a.py", tmp_path / "sg902_b.py"
-    first.write_text("VERSION = '1'\n", encoding="utf-8")
-    second.write_text("", encoding="utf-8")
-    files = [("SG901", str(first)), ("SG902", str(second))]
-    base = dict(rule_files=files, vocabulary_fingerprint="v", config_text="", config_path="")
-    key = settings_key(**base)
-    assert settings_key(**base) == key
-    assert settings_key(**{**base, "rule_files": files[1:]}) != key
-    first.write_text("VERSION = '2'\n", encoding="utf-8")
-    assert settings_key(**base) != key
-    edited = settings_key(**base)
-    stat = first.stat()
-    os.utime(first, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))  # same size, touched
-    assert settings_key(**base) != edited
-    first.unlink()  # a rule module gone: still a key, another one
-    assert settings_key(**base) not in (key, edited)
+
+def test_an_edit_anywhere_in_the_rules_or_a_room_is_never_served_stale(tmp_path: Path) -> None:
+    """What a run's rules are is decided beyond the files of their classes: a room's
+    ``rules()`` lists them. A copy of summaryguard whose LangGraph room stops listing SG203:
+    the cached findings of SG203 are not served again."""
+    import os
+    import subprocess
+    import sys
+
+    import summaryguard.rules
+
+    source = tmp_path / "src" / "summaryguard"
+    for part in ("guard", "plugins", "rules"):
+        original = Path(summaryguard.rules.__path__[0]).parent / part
+        shutil.copytree(original, source / part, ignore=shutil.ignore_patterns("__pycache__"))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.summaryguard]\n")
+    shutil.copy(FIXTURES / "langgraph_interrupts.py", project / "graph.py")
+    env = {**os.environ, "PYTHONPATH": str(source.parent), CACHE_DIR_ENV: str(tmp_path / "cache")}
+    script = (
+        "import sys, summaryguard.rules as r\n"
+        "from summaryguard.rules.cli import main\n"
+        "status = main(['check', '--format', 'json', '--select', 'SG203', *sys.argv[1:], '.'])\n"
+        "print(r.__path__[0])\n"
+    )
+
+    def codes(*options: str) -> list[str]:
+        proc = subprocess.run(
+            [sys.executable, "-c", script, *options], cwd=project, env=env, capture_output=True, text=True, timeout=120
+        )
+        report, where = proc.stdout.rsplit("\n", 2)[:2]
+        assert where == str(source / "rules"), proc.stderr  # the copy runs, not the installed package
+        return [f["code"] for f in json.loads(report)["findings"]]
+
+    assert codes() == codes() and "SG203" in codes()  # cold, then warm
+    rules_list = source / "plugins" / "langgraph" / "rules" / "__init__.py"
+    rules_list.write_text(rules_list.read_text().replace("return [ToolCallBeforeInterrupt]", "return []"))
+    assert codes() == codes("--no-cache") == []
 
 
 def test_the_settings_key_stamps_the_command_line_and_reads_libcst_s_version_without_metadata(
@@ -183,8 +214,10 @@ def test_the_settings_key_stamps_the_command_line_and_reads_libcst_s_version_wit
     from importlib import metadata
 
     stamped = {(entry[0], entry[1]) for entry in cache_module._engine_stamp()}  # type: ignore[index]
-    assert ("summaryguard.rules.cli", "records.py") in stamped
-    assert ("summaryguard.rules.engine", "solver.py") in stamped
+    assert ("summaryguard.rules", "cli/records.py") in stamped
+    assert ("summaryguard.rules", "engine/solver.py") in stamped
+    assert ("summaryguard.plugins", "langgraph/rules/__init__.py") in stamped  # the room's list of its rules
+    assert not any("__pycache__" in where for _, where in stamped)
     asked: list[str] = []
     monkeypatch.setattr(cache_module, "_version", lambda distribution: asked.append(distribution) or "?")
     assert metadata.version("libcst") in cache_module._package_version("libcst")
@@ -469,7 +502,7 @@ def test_a_warm_run_asks_no_text_whether_it_may_hold_a_suppression(
 
     with monkeypatch.context() as patched:
         patched.setattr(runner, "may_hold_suppressions", counting)
-        patched.setattr(batch_module, "text_marks", lambda text, screened_in: pytest.fail("scanned"))
+        patched.setattr(batch_module, "scan_marks", lambda text, screened_in: pytest.fail("scanned"))
         assert run(capsys) == cold and asked == []
     assert run(capsys, "--no-cache") == cold  # and the same without the cache
 

@@ -3,6 +3,8 @@ engine's own :class:`Analyzer` does (rules/cli/lazy_analyzer.py)."""
 
 from __future__ import annotations
 
+import sys
+
 from summaryguard.rules.cli.lazy_analyzer import LazyAnalyzer
 from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules
 from summaryguard.rules.engine.prefilter import Prefilter
@@ -21,12 +23,28 @@ def _lazy(loads: list[int]) -> LazyAnalyzer:
     return LazyAnalyzer(vocabulary, Prefilter(vocabulary), load_rules, target_version="3.12")
 
 
-def test_the_prefilter_needs_no_analyzer() -> None:
+def test_a_text_the_prefilter_settles_needs_no_analyzer() -> None:
+    """The pre-filter's verdicts, the screening of a dismissed text CPython compiles and the
+    lending of a text that cannot lend: no analyzer built, the engine's answers."""
     loads: list[int] = []
     lazy = _lazy(loads)
+    engine = Analyzer(Vocabulary.build(), [rule for rule in all_rules() if rule.code != "SG001"], target_version="3.12")
     assert lazy.might_matter(RELEVANT) and not lazy.might_matter(PLAIN)
-    assert lazy.prefilter.may_be_context("a.py", PLAIN) is False
+    assert lazy.screen_facts("plain.py", PLAIN) == engine.screen_facts("plain.py", PLAIN) == (False, [], None)
+    assert lazy.lent_facts("plain.py", PLAIN) is engine.lent_facts("plain.py", PLAIN) is None
     assert (lazy.built, loads) == (False, [])
+
+
+def test_a_text_cpython_rejects_is_the_engines_to_judge() -> None:
+    """libcst decides for the target grammar what CPython rejects, so that builds the analyzer:
+    an unclosed bracket is an error; a PEP 695 alias is valid 3.12 (CPython 3.11 rejects it,
+    a newer one settles it without the engine)."""
+    host_rejects_alias = sys.version_info < (3, 12)
+    for text, errors, builds in (("x = (\n", 1, True), ("type Alias = int\n", 0, host_rejects_alias)):
+        loads: list[int] = []
+        lazy = _lazy(loads)
+        needs, found, facts = lazy.screen_facts("odd.py", text)
+        assert (needs, len(found), facts, lazy.built, len(loads)) == (False, errors, None, builds, int(builds))
 
 
 def test_the_analyzer_is_built_once_on_first_need_and_answers_as_the_engines() -> None:
@@ -43,4 +61,6 @@ def test_the_analyzer_is_built_once_on_first_need_and_answers_as_the_engines() -
     assert {f.code for f in found} >= {"SG101"} and failed == []
     assert lazy.rule_classes == engine.rule_classes
     assert lazy.analyzer() is lazy.analyzer() and loads == [1]
-    assert lazy.vocabulary is lazy.analyzer().vocabulary and lazy.analyzer().target_version == "3.12"
+    built = lazy.analyzer()
+    assert (built.vocabulary, built.target_version) == (lazy.vocabulary, "3.12")
+    assert lazy.screen_facts("plain.py", PLAIN) == (False, [], None)  # the engine's answer, once built

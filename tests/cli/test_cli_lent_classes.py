@@ -92,7 +92,7 @@ def test_a_warm_run_of_the_whole_tree_scans_no_text_and_still_sees_the_lenders(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What the run asks of a checked file's text besides its verdict (may it lend, may it
-    hold a suppression comment: batch.text_marks) is stored with the verdict: a warm run of
+    hold a suppression comment: batch.scan_marks) is stored with the verdict: a warm run of
     the whole tree asks neither again, and the lenders are still its context. A file edited
     is asked again, alone."""
     from summaryguard.rules.cli import batch as batch_module
@@ -102,13 +102,13 @@ def test_a_warm_run_of_the_whole_tree_scans_no_text_and_still_sees_the_lenders(
     tree = sorted(str(p.relative_to(root)) for p in (root / "app").glob("*.py"))
     cold, cold_context = _found(root, tree, cached=True)
     scanned: list[str] = []
-    text_marks = batch_module.text_marks
+    scan_marks = batch_module.scan_marks
 
     def counting(text: str, screened_in: bool) -> int:
         scanned.append(text)
-        return text_marks(text, screened_in)
+        return scan_marks(text, screened_in)
 
-    monkeypatch.setattr(batch_module, "text_marks", counting)
+    monkeypatch.setattr(batch_module, "scan_marks", counting)
     lends = Prefilter.lends_by_text
     monkeypatch.setattr(Prefilter, "lends_by_text", staticmethod(lambda text: scanned.append(text) or lends(text)))
     warm, warm_context = _found(root, tree, cached=True)

@@ -172,6 +172,10 @@ def test_a_run_the_cache_answers_imports_no_libcst_and_reports_the_same(project:
     assert {rule["id"] for rule in json.loads(str(sarif["report"]))["runs"][0]["tool"]["driver"]["rules"]} >= {
         "SG001", "SG101", "SG304"
     }
+    # a new file the pre-filter dismisses and CPython compiles: screened without the engine
+    (project / "added.py").write_text("X = 1\n", encoding="utf-8")
+    added = _probe(project, "check", "--format", "json", ".")
+    assert (added["libcst"], added["engine"], findings(added)) == (False, False, findings(first))
     (project / "relevant.py").write_text(RELEVANT + "# edited\n", encoding="utf-8")
     edited = _probe(project, "check", "--format", "json", ".")
     assert (edited["libcst"], edited["engine"]) == (True, True)
