@@ -18,7 +18,9 @@ that the pre-filter all dismisses and CPython all compiles (see
 only SG001's comment check, which needs no engine either. Anything else (a
 file the pre-filter keeps, a file CPython rejects, whose verdict libcst gives
 for the target grammar, a plugin rule from outside summaryguard, the SARIF
-format, which describes the rule classes) takes the full path.
+format, which describes the rule classes) takes the full path, where the engine
+is still built only when a file needs it (:mod:`.lazy_analyzer`): a run the
+result cache answers imports neither libcst, a rule nor the analyzer.
 """
 
 # No ``from __future__ import annotations``: its NamedTuple would compile each
@@ -47,6 +49,8 @@ from ..engine.vocabulary import Vocabulary
 
 if TYPE_CHECKING:  # pragma: no cover
     from .cache import ResultCache
+    from .lazy_analyzer import LazyAnalyzer
+    from ..engine import Analyzer
 
 __all__ = ["CheckOptions", "UsageError", "run_check"]
 
@@ -130,7 +134,7 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
         from .batch import check_files  # the worker pool (multiprocessing) too
 
         engine_rules = _EngineRules(codes)
-        analyzer: Any
+        analyzer: "Analyzer | LazyAnalyzer"
         if prefilter is not None:  # the engine (libcst) loads only when a file needs it
             from .lazy_analyzer import LazyAnalyzer
 
