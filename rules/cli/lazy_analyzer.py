@@ -22,8 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..engine.host_syntax import host_parse_error
-
 if TYPE_CHECKING:  # pragma: no cover
     from ..engine import Analyzer, LintRule, Vocabulary
     from ..engine.prefilter import Prefilter
@@ -73,12 +71,11 @@ class LazyAnalyzer:
         return self.prefilter.might_matter(text)
 
     def screen_facts(self, path: str, text: str) -> Any:
-        """:meth:`~..engine.Analyzer.screen_facts`. A text the pre-filter dismisses and
-        CPython compiles is settled here, as the engine settles it (no finding, no error,
-        no facts): a new or edited file of that kind (most files) does not build the
-        analyzer. CPython's refusal is the engine's to judge (libcst decides for the
-        target grammar)."""
-        if self._built is None and not self.prefilter.might_matter(text) and host_parse_error(text) is None:
+        """:meth:`~..engine.Analyzer.screen_facts`. A text the pre-filter settles
+        (:meth:`~..engine.prefilter.Prefilter.settles`) is answered here as the engine
+        answers it (no finding, no error, no facts): a new or edited file of that kind
+        (most files) does not build the analyzer."""
+        if self._built is None and self.prefilter.settles(text):
             return False, [], None
         return self.analyzer().screen_facts(path, text)
 

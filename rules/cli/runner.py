@@ -42,7 +42,6 @@ from .report import BaselineStats, ErrorLike, FindingLike, ReadError, Report, Ru
 from .selection import SelectorError, expand, resolve, unknown_selectors
 from .sources import decode_source, read_source_bytes
 from .unused import CODE as UNUSED_SUPPRESSION
-from ..engine.host_syntax import host_parse_error
 from ..engine.prefilter import Prefilter
 from ..engine.registry import known_codes
 from ..engine.vocabulary import Vocabulary
@@ -220,8 +219,7 @@ def _quick_screen(paths: Sequence[str], prefilter: Prefilter) -> tuple[list[tupl
             if isinstance(text, ReadError):
                 items.append(text)
                 continue
-            # CPython's refusal goes the full path: libcst decides it for the target grammar
-            if prefilter.might_matter(text) or host_parse_error(text) is not None:
+            if not prefilter.settles(text):  # the full path: the engine judges it
                 return None
             items.append((path, text))
         return items

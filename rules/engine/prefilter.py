@@ -37,6 +37,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from .host_syntax import host_parse_error
 from .vocabulary import Vocabulary
 
 __all__ = ["Prefilter"]
@@ -235,6 +236,13 @@ class Prefilter:
     def might_matter(self, text: str) -> bool:
         """The text scan (raw source)."""
         return self._text.decide(text) or self.wanted_by_plugin(text)
+
+    def settles(self, text: str) -> bool:
+        """Whether the text scan dismisses ``text`` and CPython compiles it: then the file
+        has no finding and no error, and nothing of the engine (libcst) is needed to say
+        so. CPython's refusal is the engine's to judge: libcst decides for the target
+        grammar (see :mod:`.grammar`)."""
+        return not self.might_matter(text) and host_parse_error(text) is None
 
     def code_matters(self, words: str) -> bool:
         """The same decision over a file's code words (see module doc)."""

@@ -64,3 +64,17 @@ def test_the_analyzer_is_built_once_on_first_need_and_answers_as_the_engines() -
     built = lazy.analyzer()
     assert (built.vocabulary, built.target_version) == (lazy.vocabulary, "3.12")
     assert lazy.screen_facts("plain.py", PLAIN) == (False, [], None)  # the engine's answer, once built
+
+
+def test_what_the_prefilter_settles_is_what_the_engine_reports() -> None:
+    """Prefilter.settles (the quick path's and the lazy analyzer's test): a text the scan
+    dismisses and CPython compiles, and only such a text; the engine then screens it out
+    with no error."""
+    vocabulary = Vocabulary.build()
+    prefilter = Prefilter(vocabulary)
+    engine = Analyzer(vocabulary, [rule for rule in all_rules() if rule.code != "SG001"])
+    nested = "x = " + "(" * 300 + "1" + ")" * 300 + "\n"  # CPython allows 200 parentheses
+    for text, settled in ((PLAIN, True), (RELEVANT, False), ("x = (\n", False), ("\0", False), (nested, False)):
+        assert prefilter.settles(text) is settled, text[:20]
+        if settled:
+            assert engine.screen_facts("t.py", text) == (False, [], None)
