@@ -327,8 +327,10 @@ class NoGlobalStatement(LintRule):
 
 
 def run_fixit(corpus: Path) -> tuple[float, subprocess.CompletedProcess[str]] | None:
-    """``fixit lint`` with only :data:`FIXIT_RULE`; None when Fixit 2 is not installed."""
-    fixit = shutil.which("fixit")
+    """``fixit lint`` with only :data:`FIXIT_RULE`; None when Fixit 2 is not installed.
+    Fixit's command is looked for next to this interpreter first: a virtual environment
+    run by its own ``python`` without being activated has it there, not on ``PATH``."""
+    fixit = shutil.which("fixit", path=os.path.dirname(sys.executable)) or shutil.which("fixit")
     if fixit is None:
         return None
     with tempfile.TemporaryDirectory(prefix="sg-bench-fixit-") as folder:
