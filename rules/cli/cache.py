@@ -8,17 +8,18 @@ What is cached, and under which key:
   development checkout, or an upgrade, is never served stale), the Python and
   libcst versions, the selected rules (their codes; a plugin rule from outside
   summaryguard by its class, ``VERSION`` and the stamp of its module), the
-  vocabulary fingerprint and the configuration file's text. Changing any of them starts from an empty folder. No version is read
-  through :mod:`importlib.metadata`: importing it cost 28 ms of every cached
-  run, a tenth of a pre-commit check of a small file (see :func:`_package_version`).
+  vocabulary fingerprint and the configuration file's text. Changing any of
+  them starts from an empty folder. No version is read through
+  :mod:`importlib.metadata`: importing it cost 28 ms of every cached run, a
+  tenth of a pre-commit check of a small file (see :func:`_package_version`).
 * **screen**: per file *content* (a BLAKE2 digest of the bytes), the outcome
   of the cheap look that decides whether a file needs libcst at all (see
   :meth:`Analyzer.screen_facts`), with the syntax errors it found, for a file
   screened in the modules it imports (as written), and for a checked file what
   else the command line asks of its text (whether it may hold a suppression
   comment, whether a file screened out may lend its classes: see
-  :func:`.batch.scan_marks`), so that a warm run scans no text. It depends on the
-  text alone. In 256 documents by the digest's first two digits (``screen/``), each
+  :func:`.batch.scan_marks`), so that a warm run scans no text. It depends on
+  the text alone. In 256 documents by the digest's first two digits (``screen/``), each
   read when a run first asks for one of its digests and written when it
   changed: a pre-commit run reads and writes a few, a whole tree's run reads them
   all (one document for all was 2.3 MB after a check of the real-code corpus,
