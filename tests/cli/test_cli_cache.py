@@ -205,6 +205,64 @@ def test_an_edit_anywhere_in_the_rules_or_a_room_is_never_served_stale(tmp_path:
     assert codes() == codes("--no-cache") == []
 
 
+def test_the_stamp_of_a_package_tree_follows_links_once_and_says_where_it_is(tmp_path: Path) -> None:
+    """Every .py file below the folder, a linked folder's included (a room kept in a checkout
+    of its own), a link cycle walked once, dot folders and __pycache__ left out; the folder
+    itself heads the list, so two installs whose files share sizes and dates differ."""
+    import os
+
+    def tree(root: Path) -> Path:
+        (root / "room" / "rules").mkdir(parents=True)
+        (root / "room" / "rules" / "__init__.py").write_text("RULES = 1\n")
+        (root / "__init__.py").write_text("")
+        for skipped in ("__pycache__", ".hidden"):
+            (root / skipped).mkdir()
+            (root / skipped / "stale.py").write_text("")
+        return root
+
+    top = tree(tmp_path / "a")
+    elsewhere = tmp_path / "checkout" / "linked"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "model.py").write_text("X = 1\n")
+    os.symlink(elsewhere, top / "linked")
+    os.symlink(top, top / "room" / "loop")  # a cycle
+    stamp = cache_module._tree_stamp("pkg", str(top))
+    assert stamp[0] == ["pkg", os.path.realpath(top)]
+    assert [entry[1] for entry in stamp[1:]] == ["__init__.py", "linked/model.py", "room/rules/__init__.py"]
+    before = stamp
+    (elsewhere / "model.py").write_text("X = 2\n")
+    assert cache_module._tree_stamp("pkg", str(top)) != before  # an edit behind the link is seen
+    twin = tree(tmp_path / "b")
+    os.symlink(elsewhere, twin / "linked")
+    for folder in (top, twin):  # same sizes, same dates: only the folder tells them apart
+        for path in folder.rglob("*.py"):
+            os.utime(path, ns=(1, 1), follow_symlinks=True)
+    assert cache_module._tree_stamp("pkg", str(top))[1:] == cache_module._tree_stamp("pkg", str(twin))[1:]
+    assert cache_module._tree_stamp("pkg", str(top)) != cache_module._tree_stamp("pkg", str(twin))
+    assert cache_module._tree_stamp("pkg", str(tmp_path / "missing.zip")) == []  # no files: the version is keyed
+
+
+def test_a_plugin_rule_is_keyed_by_its_bases_modules_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule from outside summaryguard may inherit what it decides: the key stamps the module
+    of every class it derives from, so an edit there is never served stale."""
+    import sys
+    import types
+
+    base_file, rule_file = tmp_path / "plugin_base.py", tmp_path / "plugin_rule.py"
+    base_file.write_text("class Base:\n    pass\n")
+    rule_file.write_text("class Rule:\n    pass\n")
+    for name, file in (("plugin_base", base_file), ("plugin_rule", rule_file)):
+        module = types.ModuleType(name)
+        module.__file__ = str(file)
+        monkeypatch.setitem(sys.modules, name, module)
+    Base = type("Base", (), {"__module__": "plugin_base"})
+    Rule = type("Rule", (Base,), {"__module__": "plugin_rule", "code": "SG909"})
+    base = dict(rules=[Rule], vocabulary_fingerprint="v", config_text="", config_path="")
+    key = settings_key(**base)
+    base_file.write_text("class Base:\n    decided = 'otherwise'\n")
+    assert settings_key(**base) != key
+
+
 def test_the_settings_key_stamps_the_command_line_and_reads_libcst_s_version_without_metadata(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -217,7 +275,6 @@ def test_the_settings_key_stamps_the_command_line_and_reads_libcst_s_version_wit
     assert ("summaryguard.rules", "cli/records.py") in stamped
     assert ("summaryguard.rules", "engine/solver.py") in stamped
     assert ("summaryguard.plugins", "langgraph/rules/__init__.py") in stamped  # the room's list of its rules
-    assert not any("__pycache__" in where for _, where in stamped)
     asked: list[str] = []
     monkeypatch.setattr(cache_module, "_version", lambda distribution: asked.append(distribution) or "?")
     assert metadata.version("libcst") in cache_module._package_version("libcst")
