@@ -53,9 +53,12 @@ from typing import TYPE_CHECKING, Any
 from .chunks import Chunk, Unit, closures, partition
 from .cache import Imports, ResultCache, Verdict, content_digest
 from .deepstack import call_with_deep_stack
+from .markers import may_hold_suppressions
 from .report import ErrorLike, ReadError
 from .sources import decode_source, read_source_bytes
 from .workers import WORKER, Workers
+from ..engine.module_paths import module_location, module_name_for
+from ..engine.prefilter import Prefilter
 
 if TYPE_CHECKING:  # pragma: no cover
     from concurrent.futures import Executor
@@ -328,9 +331,6 @@ def scan_marks(text: str, screened_in: bool) -> int:
     Why: both scan the whole text, and a warm run asked them of every file again (67 MB
     for the real-code corpus): kept, they took a warm check of it from 1.27 to 1.00 s
     (medians of 6 alternated pairs)."""
-    from ..engine.prefilter import Prefilter
-    from .markers import may_hold_suppressions
-
     marks = MAY_SUPPRESS if may_hold_suppressions(text) else 0
     if not screened_in and Prefilter.lends_by_text(text):
         marks |= MAY_LEND
@@ -353,8 +353,6 @@ def _cached_screen(cache: ResultCache | None, digest: str, path: str, imports: d
 def _facts_key(path: str, digest: str) -> str:
     """What a module's screening facts depend on: its content, and its module name (the
     functions' qualified names begin with it)."""
-    from ..engine.module_paths import module_name_for
-
     return f"{digest} {module_name_for(path)[0]}"
 
 
@@ -378,8 +376,6 @@ def _cached_facts(cache: ResultCache, facts: dict[str, Any], items: Sequence[tup
 def _identity(path: str, digest: str) -> str:
     """What an analysis depends on of one file: its content, and the name it is imported by
     (its module name and its absolute location)."""
-    from ..engine.module_paths import module_location
-
     return f"{_facts_key(path, digest)} {module_location(path)}"
 
 
