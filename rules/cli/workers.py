@@ -57,10 +57,9 @@ class Workers:
         self._pool: Executor | None = None
         #: The first task, whose result says the workers could start (see :meth:`_launch`).
         self._started: Future[bool] | None = None
-        #: Why the pool cannot be used (it could not start, or it broke): set once, for good.
-        self._failure: BaseException | None = None
-        #: Whether it failed after its workers had started (one of them died, say).
-        self._broke = False
+        #: Why the pool cannot be used, and how it failed ("could not start", "stopped during
+        #: the run": one of its workers died): set once, for good.
+        self._failure: tuple[BaseException, str] | None = None
         #: Whether :meth:`close` ended it: a pool is started at most once.
         self._closed = False
         #: The kinds of work already told of a failure.
@@ -74,7 +73,7 @@ class Workers:
             try:
                 self._pool, self._started = self._launch()
             except Exception as exc:  # noqa: BLE001 - said by the work that wanted the pool
-                self._failure = exc
+                self._failure = exc, "could not start"
 
     def pool(self, work: str, warnings: list[str]) -> Executor | None:
         """The started pool for ``work`` ("screening", "analysis"), or None: then ``work``
@@ -85,10 +84,10 @@ class Workers:
             try:
                 started.result()
             except Exception as exc:  # noqa: BLE001 - a worker that could not start
-                self._failure = exc
+                self._failure = exc, "could not start"
                 self.close()
         if self._failure is not None:
-            self._tell(work, warnings)
+            self._tell(work, warnings, *self._failure)
             return None
         return self._pool
 
@@ -114,13 +113,11 @@ class Workers:
         from concurrent.futures.process import BrokenProcessPool
 
         if isinstance(exc, BrokenProcessPool):
-            self._failure = exc
-            self._broke = True
+            self._failure = exc, "stopped during the run"
             self.close()
-            self._tell(work, warnings)
-        elif work not in self._told:
-            self._told.add(work)
-            warnings.append(pool_failure(work, self.jobs, exc, how="failed"))
+            self._tell(work, warnings, *self._failure)
+        else:
+            self._tell(work, warnings, exc, "failed")
 
     def close(self) -> None:
         """End the workers (they are idle between pieces of work, and at the end of the
@@ -130,11 +127,11 @@ class Workers:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def _tell(self, work: str, warnings: list[str]) -> None:
-        if work not in self._told and self._failure is not None:
+    def _tell(self, work: str, warnings: list[str], exc: BaseException, how: str) -> None:
+        """Say once per kind of work why it ran in this process (see :func:`pool_failure`)."""
+        if work not in self._told:
             self._told.add(work)
-            how = "stopped during the run" if self._broke else "could not start"
-            warnings.append(pool_failure(work, self.jobs, self._failure, how=how))
+            warnings.append(pool_failure(work, self.jobs, exc, how=how))
 
     def _launch(self) -> tuple[Executor, Future[bool]]:
         """The pool, and its first task: where processes are forked, submitting it forks
