@@ -49,6 +49,7 @@ import contextlib
 import os
 import re
 import stat
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,10 @@ _NAME = re.compile(r"turn-([0-9]{12})\.json", re.ASCII)
 _TMP_PREFIX = _files.TMP_PREFIX
 _TMP_NAME = re.compile(r"\.tmp-([0-9]+)-[0-9a-f]+\.json", re.ASCII)
 _ROLLED_BACK = ".rolled-back-"
+#: How many times :meth:`CheckpointStore.latest` lists and reads while a writer keeps changing
+#: the folder, and the pause before the next try (times the attempts made): about 0.1 s in all.
+_READ_ATTEMPTS = 8
+_READ_PAUSE = 0.004
 #: A checkpoint file larger than this is refused before it is read.
 MAX_BYTES = 256 * 1024 * 1024
 
@@ -434,23 +439,38 @@ class CheckpointStore:
         return self._verified_latest(allow_rollback)[0]
 
     def _verified_latest(self, allow_rollback: bool) -> tuple[Checkpoint | None, str, Ledger | None]:
-        # A writer renames the ledger while a reader lists the folder: a listing can
-        # catch the two halves of one write. A real rollback shows on every listing.
-        for attempt in range(3):
+        """:meth:`latest`, with the listing and the ledger it was verified against.
+
+        Why the attempts: a reader takes no lock, so a writer can rename the ledger or
+        add a file while the folder is listed (a listing can catch the two halves of one
+        write), or rewrite the newest file between the listing and its read. A refusal
+        stands only when the folder did not change under it: the listing is taken again
+        and, when anything differs, the whole read is. A real rollback shows on every
+        listing of a folder nobody is writing."""
+        for attempt in range(_READ_ATTEMPTS):
+            if attempt:
+                time.sleep(_READ_PAUSE * attempt)  # a writer's rename and fsync take about a millisecond
+            last = attempt == _READ_ATTEMPTS - 1
+            # What this store saw *before* listing: a write it makes meanwhile (another
+            # thread on the same store) moves the folder forward, not back.
+            seen = self._seen
             turns, ledger, _ = self._scan()
             try:
-                self._check_rollback(turns, ledger, allow_rollback)
-                break
+                self._check_rollback(turns, ledger, allow_rollback, seen)
             except CheckpointRollbackError:
-                if attempt == 2:
+                if last or self._scan()[:2] == (turns, ledger):
                     raise
-        if not turns:
-            return None, "", ledger
-        newest = turns[-1]
-        checkpoint, tag = self._load_sealed(newest)
-        if ledger is not None and newest == ledger.turn and not ledger.accepts(tag) and not allow_rollback:
+                continue
+            if not turns:
+                return None, "", ledger
+            newest = turns[-1]
+            checkpoint, tag = self._load_sealed(newest)
+            if ledger is None or newest != ledger.turn or ledger.accepts(tag) or allow_rollback:
+                return checkpoint, tag, ledger
             again = self._scan()[1]  # the newest turn rewritten while we read it?
-            if again is None or again.turn != newest or not again.accepts(tag):
+            if again is not None and again.turn == newest and again.accepts(tag):
+                return checkpoint, tag, again
+            if last or again == ledger:
                 raise CheckpointRollbackError(
                     os.fspath(self.folder),
                     f"the file of turn {newest} is not the version of it last written here (an older copy restored?); "
@@ -458,13 +478,16 @@ class CheckpointStore:
                     high_water=ledger.turn,
                     found_turn=newest,
                 )
-        return checkpoint, tag, ledger
+        raise AssertionError("unreachable: the last attempt returns or raises")  # pragma: no cover
 
-    def _check_rollback(self, turns: list[int], ledger: Ledger | None, allow_rollback: bool) -> None:
+    def _check_rollback(
+        self, turns: list[int], ledger: Ledger | None, allow_rollback: bool, seen: tuple[int, int] | None
+    ) -> None:
+        """Raise when the listing (``turns``, ``ledger``) is older than ``seen`` (what this
+        store had seen before it listed) or than its own ledger."""
         where = os.fspath(self.folder)
         if allow_rollback:
             return
-        seen = self._seen
         if ledger is None:
             if self.keyed and turns:
                 raise self._missing_ledger(turns[-1])

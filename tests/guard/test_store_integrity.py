@@ -14,6 +14,7 @@ import hmac
 import json
 import os
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -303,6 +304,107 @@ def test_a_ledger_that_goes_back_while_a_store_is_open_is_a_rollback(tmp_path: P
         store.latest()
     # A store opened afresh cannot tell (nothing in the folder can): see the README.
     assert CheckpointStore(tmp_path, key=key).latest() == sample(1)
+
+
+def _read_while_writing(writer: CheckpointStore, reader: CheckpointStore, turns: int) -> list[Exception]:
+    """``reader.latest()`` in a loop on one thread while ``writer`` saves on another, each
+    turn written twice (a rewrite of the newest turn, then the next one): what a
+    monitor or a second agent sees of a live folder. Returns what the reads raised."""
+    failures: list[Exception] = []
+    done = threading.Event()
+
+    def write() -> None:
+        try:
+            for turn in range(1, turns + 1):
+                writer.save(sample(turn, generation=3))
+                writer.save(sample(turn, generation=4))
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    newest = -1
+    while not done.is_set():
+        try:
+            found = reader.latest()
+        except Exception as exc:  # noqa: BLE001 - every refusal here is a false alarm
+            failures.append(exc)
+            continue
+        if found is not None:
+            assert found.turn >= newest  # a reader never goes back either
+            newest = found.turn
+    thread.join()
+    return failures
+
+
+def test_a_thread_writing_through_the_same_store_is_no_rollback_for_its_readers(tmp_path: Path) -> None:
+    # The reader listed the folder, then the other thread's save raised what the store
+    # had seen: comparing the older listing with it refused a quarter of the reads.
+    store = CheckpointStore(tmp_path)
+    assert _read_while_writing(store, store, 150) == []
+    assert store.latest() == sample(150, generation=4)
+
+
+def test_a_writer_elsewhere_rewriting_the_newest_turn_is_no_rollback_for_a_reader(tmp_path: Path, key: bytes | None) -> None:
+    # A reader's own store (as in another process): the newest file rewritten, then the
+    # next turn written, between its listing and its read of that file.
+    writer, reader = CheckpointStore(tmp_path, key=key), CheckpointStore(tmp_path, key=key)
+    assert _read_while_writing(writer, reader, 150) == []
+    assert reader.latest() == sample(150, generation=4)
+
+
+def test_a_save_by_another_thread_between_listing_and_check_is_no_rollback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The interleaving the live test above hits at random, made certain: each time the
+    # reader lists the folder, another thread's save through the same store lands before
+    # the reader compares (a busy writer: every retry of the read meets the next save).
+    store = CheckpointStore(tmp_path)
+    store.save(sample(1))
+    listing, saved = store._scan, [1]
+
+    def list_then_another_thread_saves() -> Any:
+        found = listing()
+        if saved[-1] < 6:
+            saved.append(saved[-1] + 1)
+            other = threading.Thread(target=store.save, args=(sample(saved[-1]),))
+            other.start()
+            other.join()
+        return found
+
+    monkeypatch.setattr(store, "_scan", list_then_another_thread_saves)
+    found = store.latest()  # either side of a write, never a refusal
+    assert found is not None and found == sample(found.turn)
+    monkeypatch.undo()
+    assert store.latest() == sample(saved[-1])
+
+
+def test_the_newest_turn_rewritten_and_passed_during_a_read_is_no_rollback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: bytes | None
+) -> None:
+    # Another process's writer rewrites turn 5 and writes turn 6 after the reader listed
+    # the folder and before it read turn 5: the file no longer matches that listing's
+    # ledger, because the folder moved on, not back.
+    writer, reader = CheckpointStore(tmp_path, key=key), CheckpointStore(tmp_path, key=key)
+    writer.save(sample(5))
+    load, writes = reader._load_sealed, []
+
+    def writer_runs_then_load(turn: int) -> Any:
+        if not writes:
+            writes.append(turn)
+            writer.save(sample(5, generation=4))
+            writer.save(sample(6))
+        return load(turn)
+
+    monkeypatch.setattr(reader, "_load_sealed", writer_runs_then_load)
+    assert reader.latest() == sample(6)
+    monkeypatch.undo()
+    # The same mismatch with nobody writing is still the rollback it looks like.
+    old = writer.path_for(6).read_bytes()
+    writer.save(sample(6, generation=4))
+    writer.path_for(6).write_bytes(old)
+    with pytest.raises(CheckpointRollbackError, match="not the version of it last written"):
+        reader.latest()
 
 
 def test_rollback_to_records_the_choice(tmp_path: Path, key: bytes | None) -> None:
