@@ -299,8 +299,34 @@ class Analyzer:
         with collector_paused():
             try:
                 return self._analyze(sources, facts, context)
+            except Exception as exc:  # noqa: BLE001 - one file's failure is that file's error, never the run's
+                return self._analyze_apart(sources, facts, context, exc)
             finally:
                 forget_walks()
+
+    def _analyze_apart(
+        self,
+        sources: Sequence[tuple[str, str]],
+        facts: Mapping[str, ScreenFacts] | None,
+        context: Sequence[tuple[str, str]],
+        exc: Exception,
+    ) -> tuple[list[Finding], list[FileError]]:
+        """What :meth:`analyze` gives when the analysis of ``sources`` together raised
+        ``exc`` (a recursion the depth limits did not foresee, a fault of the engine):
+        each file analyzed alone with the same context, and an error for each that
+        fails alone, so that one file never costs the others their findings."""
+        if len(sources) > 1:
+            findings: list[Finding] = []
+            errors: list[FileError] = []
+            for source in sources:
+                found, failed = self.analyze([source], facts, context)
+                findings.extend(found)
+                errors.extend(failed)
+            findings.sort(key=lambda f: f.sort_key)
+            errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
+            return findings, errors
+        message = _TOO_DEEP if is_too_deep(exc) else f"could not be analyzed: internal error {describe(exc)}"
+        return [], [FileError(path, None, message) for path, _ in sources]
 
     def _analyze(
         self,

@@ -10,10 +10,11 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from summaryguard.rules.cli import main
+from summaryguard.rules.cli import deepstack, main
 from summaryguard.rules.engine import analyzer as engine_analyzer
 from summaryguard.rules.cli.exitcodes import ExitCode
 
@@ -96,6 +97,45 @@ def test_shapes_deep_only_for_libcst_are_analyzed(
     assert report["errors"] == []
     assert status == ExitCode.FINDINGS
     assert {f["code"] for f in report["findings"]} == {"SG101", "SG102", "SG103"}
+
+
+def test_a_chain_too_long_even_for_the_deep_stack_is_that_files_error_alone(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Flat for CPython (one node, under the depth limit), 30,000 levels for libcst: the
+    # analysis reaches the deep stack's own recursion limit. That file is reported; the
+    # file that imports it (analyzed with it, as one project) keeps its findings.
+    assert 30_000 > deepstack.RECURSION_LIMIT
+    (project / "chain.py").write_text(UNCHECKED + "x = " + " and ".join(["y"] * 30_000) + "\n")
+    (project / "user.py").write_text("import chain\n\n" + UNCHECKED)
+    status, report = run(capsys)
+    assert status == ExitCode.ERROR
+    assert messages(report) == {"chain.py": "too deeply nested to analyze (Python's recursion limit was reached)"}
+    assert sorted((Path(f["path"]).name, f["code"]) for f in report["findings"]) == [
+        ("user.py", "SG101"), ("user.py", "SG102"), ("user.py", "SG103"),
+    ]
+
+
+def test_a_fault_of_the_engine_is_the_files_error_and_the_run_goes_on(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whatever the engine raises on one file (here its models, made to fail on one
+    # module), that file is reported as an error and every other file is still checked.
+    real = engine_analyzer.build_models
+
+    def failing_on_broken(project_: Any, results: Any) -> Any:
+        if any(Path(module.path).name == "broken.py" for module in project_.modules if not module.context):
+            raise KeyError("a fault of the engine")
+        return real(project_, results)
+
+    monkeypatch.setattr(engine_analyzer, "build_models", failing_on_broken)
+    (project / "broken.py").write_text(UNCHECKED)
+    (project / "good.py").write_text("import broken\n\n" + UNCHECKED)
+    status = main(["check", "--no-cache", "--format", "json", "--jobs", "1"])
+    report = json.loads(capsys.readouterr().out)
+    assert status == ExitCode.ERROR
+    assert messages(report) == {"broken.py": "could not be analyzed: internal error KeyError: 'a fault of the engine'"}
+    assert {Path(f["path"]).name for f in report["findings"]} == {"good.py"}
 
 
 # -- size ----------------------------------------------------------------------------------
