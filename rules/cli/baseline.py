@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -181,7 +182,7 @@ def write_baseline(path: Path | str, entries: Iterable[BaselineEntry]) -> None:
     renamed over ``path``. It gets the permissions a new file normally gets
     (the baseline is meant to be committed), or those of the file it replaces.
     """
-    path = Path(path)
+    path = _writable_target(Path(path))
     document = {
         "version": BASELINE_VERSION,
         "tool": "summaryguard",
@@ -211,6 +212,37 @@ def write_baseline(path: Path | str, entries: Iterable[BaselineEntry]) -> None:
         _remove(temporary)
         raise BaselineError(path, f"cannot write baseline: {exc.strerror or exc}") from None
     _sync_folder(folder)
+
+
+def _writable_target(path: Path) -> Path:
+    """The file ``--write-baseline`` may replace at ``path``, or :class:`BaselineError`.
+
+    Why: the write renames a new file over ``path``, which would turn a device or a pipe
+    into a plain file and wipe whatever file a mistyped path names (a source file, the
+    configuration). Only a new path, an empty file or an earlier baseline (any version)
+    is replaced; a symbolic link is followed to the file it names, which is held to the same rule."""
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        return target
+    except OSError as exc:
+        raise BaselineError(path, f"cannot write baseline: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise BaselineError(path, "cannot write baseline: not a regular file (refusing to replace it)")
+    if info.st_size == 0:
+        return target
+    try:
+        data = json.loads(read_regular_file(str(target), MAX_BASELINE_BYTES).decode("utf-8"))
+    except (FileRefused, OSError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+        data = None
+    if not (isinstance(data, dict) and "version" in data and isinstance(data.get("findings"), list)):
+        raise BaselineError(
+            path,
+            "cannot write baseline: the file exists and is not a summaryguard baseline "
+            "(refusing to overwrite it; remove it or choose another path)",
+        )
+    return target
 
 
 def _umask() -> int:

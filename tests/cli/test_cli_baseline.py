@@ -186,6 +186,35 @@ def test_write_baseline_failure_is_exit_2(project: Path, capsys: pytest.CaptureF
     assert [p.name for p in project.iterdir() if p.name.endswith(".tmp")] == []
 
 
+def test_write_baseline_replaces_only_a_baseline_an_empty_file_or_nothing(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A mistyped path must never wipe a file the tool did not write, nor turn a pipe
+    # or a device into a plain file.
+    source = (project / "agent.py").read_bytes()
+    os.mkfifo(project / "pipe.json")
+    (project / "notes.json").write_text('{"keep": "me"}\n')
+    for name in ("agent.py", "pipe.json", "notes.json", "pyproject.toml"):
+        status, _, err = check(capsys, "--baseline", name, "--write-baseline", "agent.py")
+        assert status == ExitCode.ERROR, name
+        assert err.startswith(f"{name}: error: cannot write baseline: "), err
+    assert (project / "agent.py").read_bytes() == source
+    assert stat.S_ISFIFO((project / "pipe.json").lstat().st_mode)
+    assert (project / "notes.json").read_text() == '{"keep": "me"}\n'
+    # an empty file, an earlier baseline (even of another version) and a link to one are replaced
+    (project / "empty.json").write_text("")
+    (project / "old.json").write_text('{"version": 0, "findings": []}')
+    (project / "kept").mkdir()
+    (project / "kept" / "real.json").write_text('{"version": 1, "findings": []}')
+    (project / "link.json").symlink_to(Path("kept") / "real.json")
+    for name in ("empty.json", "old.json", "link.json"):
+        status, _, err = check(capsys, "--baseline", name, "--write-baseline", "agent.py")
+        assert status == ExitCode.OK, err
+        assert [e.code for e in load_baseline(project / name)] == ["SG101", "SG102", "SG103", "SG201"]
+    assert (project / "link.json").is_symlink()  # written through the link, which stays
+    assert load_baseline(project / "kept" / "real.json") == load_baseline(project / "link.json")
+
+
 def test_write_is_atomic_and_keeps_permissions(tmp_path: Path) -> None:
     target = tmp_path / "b.json"
     entries = [BaselineEntry("b.py", "SG201", "ff:0", 3, "m"), BaselineEntry("a.py", "SG101", "ee:0", 9, "n")]
