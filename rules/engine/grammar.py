@@ -377,13 +377,15 @@ def after_host_rejection(text: str, target: str | None, host_error: SyntaxError,
     Some refusals stand without asking libcst, because they are not a matter of the
     host being older: indentation errors (``IndentationError``, ``TabError``: the
     rules of indentation and of mixing tabs with spaces are the same in every Python 3,
-    and libcst's tokenizer is more lenient there), a null byte, and CPython's
-    implementation limits (:data:`_CPYTHON_LIMITS`: no CPython runs such a file).
+    and libcst's tokenizer is more lenient there), a null byte, a literal whose value
+    CPython cannot decode (:data:`_LITERAL_ERRORS`), and CPython's implementation
+    limits (:data:`_CPYTHON_LIMITS`: no CPython runs such a file).
     Brackets nested beyond :data:`MAX_BRACKETS` also keep CPython's verdict: libcst's
     native parser takes seconds on them, or can exhaust its C stack."""
     if (
         isinstance(host_error, IndentationError)
         or host_error.msg in _CPYTHON_LIMITS
+        or host_error.msg.startswith(_LITERAL_ERRORS)
         or "\0" in text
         or _bracket_depth(text) > MAX_BRACKETS
     ):
@@ -413,6 +415,10 @@ _CPYTHON_LIMITS = frozenset(
         "too many nested f-strings",
     }
 )
+#: CPython's refusals of a literal's value (an escape it cannot decode, a byte beyond ASCII in
+#: ``b"..."``): libcst keeps literals as written and never decodes them, so it accepts such a
+#: text, which no Python 3 runs (``"C:\\Users"``: ``\\U`` starts an escape).
+_LITERAL_ERRORS = ("(unicode error)", "(value error)", "bytes can only contain ASCII")
 #: Bracket nesting beyond which libcst is not asked (CPython's own limit is 200).
 MAX_BRACKETS = 200
 _BRACKETS = re.compile(r"[\[\](){}]")

@@ -106,8 +106,16 @@ def test_tab_indentation_cpython_accepts_is_analyzed_with_its_own_columns(
         ("type X = int\n\ndef go(checkpoint):\n    return checkpoint.resume_context(\n", 4, "syntax error: '(' was never closed"),
         ("def resume(checkpoint):\n    x = 1\n  y = 2\n", 3, "syntax error: unindent does not match any outer indentation level"),
         ("x = 1\n\tif x:\n", 2, "syntax error: unexpected indent"),
+        # literals libcst keeps as written (it never decodes them), which no Python 3 runs
+        (
+            'LOG = "C:\\Users\\agent"\n' + RESUME, 1,
+            "syntax error: (unicode error) 'unicodeescape' codec can't decode bytes in position 2-3: "
+            "truncated \\UXXXXXXXX escape",
+        ),
+        ('RAW = b"\\xZZ"\n' + RESUME, 1, "syntax error: (value error) invalid \\x escape at position 0"),
+        ('RAW = b"caf\u00e9"\n' + RESUME, 1, "syntax error: bytes can only contain ASCII literal characters"),
     ],
-    ids=["invalid", "newer-syntax-and-unclosed", "dedent", "indent"],
+    ids=["invalid", "newer-syntax-and-unclosed", "dedent", "indent", "str-escape", "bytes-escape", "bytes-beyond-ascii"],
 )
 def test_a_real_syntax_error_is_still_exit_2_with_path_and_line(
     project: Path, capsys: pytest.CaptureFixture[str], source: str, line: int, message: str
