@@ -53,6 +53,9 @@ def tool_guard(fn: Any = None, /, *, name: str | Iterable[str] | None = None) ->
     """
     if fn is None:
         return functools.partial(tool_guard, name=name)
+    if isinstance(fn, (staticmethod, classmethod)):
+        # Placed above @staticmethod / @classmethod: guard the function, keep the binding.
+        return type(fn)(tool_guard(fn.__func__, name=name))
     if not inspect.isroutine(fn):
         guarded = _wrap_tool_object(fn, name)
         if guarded is not None:
@@ -99,6 +102,8 @@ def tool_names(fn: Any, name: str | Iterable[str] | None = None) -> frozenset[st
         if not names or not all(isinstance(n, str) and n for n in names):
             raise TypeError("tool_guard(name=...) takes a non-empty name or names")
         return names
+    while isinstance(fn, functools.partial):  # a tool with arguments bound is still that tool
+        fn = fn.func
     short = getattr(fn, "__name__", None) or type(fn).__name__
     qual = getattr(fn, "__qualname__", short)
     module = getattr(fn, "__module__", None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import inspect
 import threading
 from types import SimpleNamespace
@@ -121,6 +122,45 @@ def test_name_override(make_checkpoint, call, ref) -> None:
     with pytest.raises(SummaryReconciliationError) as info:
         run_in_turn(cp, call)
     assert info.value.missing_ref == ref
+    assert CALLS == []
+
+
+def _provision(region: str, size: int = 1) -> str:
+    CALLS.append(("create_bucket", (region,), {"size": size}))
+    return "bkt-new"
+
+
+_provision.__name__ = _provision.__qualname__ = "create_bucket"  # the producer the manifest names
+
+
+class Buckets:
+    @tool_guard
+    @staticmethod
+    def create_bucket(region: str) -> str:
+        CALLS.append(("create_bucket", (region,), {}))
+        return "bkt-new"
+
+    @tool_guard
+    @classmethod
+    def fetch_token(cls, scope: str) -> str:
+        CALLS.append(("fetch_token", (scope,), {}))
+        return "tok-new"
+
+
+def test_a_tool_with_arguments_bound_or_above_a_method_decorator_is_the_same_tool(make_checkpoint) -> None:
+    # functools.partial has no name of its own: the guard names the function it binds,
+    # and a re-derivation with arguments bound in advance is still one (SPEC 4.4).
+    bound = tool_guard(functools.partial(functools.partial(_provision, "eu"), size=3))
+    assert bound.__summaryguard_tool__ == frozenset({"create_bucket", f"{__name__}.create_bucket"})
+    assert Buckets.create_bucket("eu") == Buckets().create_bucket("eu") == "bkt-new"  # the binding is kept
+    assert Buckets().fetch_token("s") == "tok-new"
+    CALLS.clear()
+    cp = make_checkpoint("native", manifest=MANIFEST)
+    for call, ref in ((bound, "bucket"), (lambda: Buckets().create_bucket("us"), "bucket"),
+                      (lambda: Buckets.fetch_token("s"), "token")):
+        with pytest.raises(SummaryReconciliationError) as info:
+            run_in_turn(cp, call)
+        assert info.value.missing_ref == ref
     assert CALLS == []
 
 
