@@ -402,8 +402,8 @@ def _sg_make({closure}):
                     elif _sg_cp.__class__ not in _sg_frozen:
                         _sg_m = _sg_snap(_sg_get(_sg_cp.__class__) or _sg_adapter_for(_sg_cp), _sg_cp)
                     _sg_refs = _sg_s.verbatim_refs
-                    if _sg_refs.__class__ is _sg_str:
-                        _sg_ok = False  # "a" in "abc": the generic path refuses a string of refs
+                    if _sg_refs.__class__ not in _sg_ref_types:
+                        _sg_ok = False  # "a" in "abc", a str subclass: the generic path decides
                     else:
                         for _sg_d in _sg_deps:
                             if _sg_d not in _sg_refs:
@@ -413,7 +413,7 @@ def _sg_make({closure}):
                 _sg_adapter = _sg_get(_sg_cp.__class__) or _sg_adapter_for(_sg_cp)
                 _sg_t, _sg_rec, _sg_has, _sg_gen, _sg_partial, _sg_refs = _sg_adapter.extract(_sg_cp)
                 _sg_ok = _sg_has and _sg_gen is not None and _sg_gen == _sg_rec and not _sg_partial
-                if _sg_refs.__class__ is _sg_str:
+                if _sg_refs.__class__ not in _sg_ref_types:
                     _sg_ok = False
                 elif _sg_ok and _sg_deps:
                     if _sg_refs.__class__ in _sg_sets:
@@ -445,7 +445,11 @@ def _sg_make({closure}):
 #: Builtins the template uses, bound in its namespace as ``_sg_<name>``: a
 #: parameter of the guarded function named ``str`` or ``Exception`` must not
 #: change what the wrapper means (the template names no builtin directly).
-_TEMPLATE_BUILTINS = ("list", "tuple", "set", "frozenset", "str", "getattr", "Exception")
+#: The classes of ``verbatim_refs`` the inline check reads itself (``in`` on them means
+#: "holds that name", as in :func:`.check.facts_of`); any other, a ``str`` subclass
+#: (``numpy.str_``, a ``StrEnum``) among them, takes the generic path, so both decide alike.
+_FAST_REFS = frozenset({dict, set, frozenset, list, tuple})
+_TEMPLATE_BUILTINS = ("list", "tuple", "set", "frozenset", "getattr", "Exception")
 
 
 def _compile(guarded: _Guarded, is_async: bool) -> Callable[..., Any] | None:
@@ -473,6 +477,7 @@ def _compile(guarded: _Guarded, is_async: bool) -> Callable[..., Any] | None:
         "_sg_plain": PLAIN,
         "_sg_hand_back": hand_back,
         "_sg_sets": _SETS,
+        "_sg_ref_types": _FAST_REFS,
         "_sg_slow": guarded.call_async if is_async else guarded.call,
         "_sg_deps_fn": guarded.deps_fn,
     }

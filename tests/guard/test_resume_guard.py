@@ -379,7 +379,12 @@ def test_refused_at_decoration(name, decorate, message) -> None:
 # -- found by an adversarial review ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("refs", ["bucket-handle", "abc"])
+class _Text(str):
+    """A ``str`` subclass (``numpy.str_``, a ``StrEnum``): the inline check once took only
+    ``str`` itself for a string, and let "b" in "bucket-handle" pass."""
+
+
+@pytest.mark.parametrize("refs", ["bucket-handle", "abc", _Text("bucket-handle"), b"bucket-handle"])
 def test_a_string_of_refs_never_covers_a_dependency_by_substring(refs: str) -> None:
     """A string is a container of its substrings; it must not pass "b" in "bucket-handle"."""
     from types import SimpleNamespace
@@ -397,7 +402,7 @@ def test_a_string_of_refs_never_covers_a_dependency_by_substring(refs: str) -> N
 
     for cp in (mapping, attributes):
         for attempt in (lambda: check_resume(cp, ["b"]), lambda: resume(cp, ["b"]), lambda: resume(cp, ("a",))):
-            with pytest.raises(SummaryReconciliationError, match="collection of reference names, got str"):
+            with pytest.raises(SummaryReconciliationError, match=f"collection of reference names, got {type(refs).__name__}"):
                 attempt()
 
 
