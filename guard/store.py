@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _files
+from .check import normalize_deps
 from ._digest import Seal, seal_for
 from ._ledger import PREFIX as _LEDGER_PREFIX
 from ._ledger import Ledger, tag_of
@@ -247,6 +248,9 @@ class CheckpointStore:
                 "this compactor does not share the store's lock, so a checkpoint could race a compaction: "
                 "build it as Compactor(summarize, lock=store.lock)"
             )
+        if state is not None and not isinstance(state, Mapping):
+            raise TypeError(f"a checkpoint's state must be a mapping, got {type(state).__name__}")
+        deps = tuple(normalize_deps(next_turn_deps))  # "bucket" is one name, not six letters: refused
         with self._locked():
             summary = compactor.head
             cp = Checkpoint(
@@ -254,7 +258,7 @@ class CheckpointStore:
                 summary=summary,
                 summary_generation=summary.generation if summary is not None else None,
                 state=dict(state or {}),
-                next_turn_deps=tuple(next_turn_deps),
+                next_turn_deps=deps,
             )
             payload, tag = self._serialize(cp)
             self._commit(turn, payload, tag, epoch, expect, writer)

@@ -425,6 +425,19 @@ def test_a_custom_lock_is_used(tmp_path: Path) -> None:
     assert done.is_set()
 
 
+def test_checkpoint_refuses_a_bare_string_of_deps_and_a_state_that_is_no_mapping(tmp_path: Path) -> None:
+    # tuple("bucket") would record six one-letter dependencies, and the real one would never
+    # be checked at resume (Checkpoint itself refuses the string; the store converted it first).
+    store = CheckpointStore(tmp_path)
+    compactor = Compactor(lambda prev, turns: "text", lock=store.lock)
+    with pytest.raises(TypeError, match=r"not a single str \('bucket'\); wrap it in a list"):
+        store.checkpoint(compactor, 1, next_turn_deps="bucket")
+    with pytest.raises(TypeError, match="state must be a mapping, got str"):
+        store.checkpoint(compactor, 1, state="ab")
+    assert store.turns() == []
+    assert store.checkpoint(compactor, 1, next_turn_deps=(d for d in ["bucket"])).next_turn_deps == ("bucket",)
+
+
 def test_checkpoint_refuses_a_compactor_with_a_lock_of_its_own(tmp_path: Path) -> None:
     store = CheckpointStore(tmp_path)
     loner = Compactor(lambda previous, turns: "text")  # its own, process-local lock
