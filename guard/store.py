@@ -56,7 +56,7 @@ from typing import Any
 
 from . import _files
 from .check import normalize_deps
-from ._digest import Seal, seal_for
+from ._digest import KEY_ENV, Seal, seal_for
 from ._ledger import PREFIX as _LEDGER_PREFIX
 from ._ledger import Ledger, tag_of
 from ._ledger import parse as _parse_ledger
@@ -358,11 +358,17 @@ class CheckpointStore:
         seen = self._ledger_seen
         if seen is not None and _exists(self._prefix + seen[0]):
             return seen[1]  # nobody renamed it since: the common case costs one lstat
-        turns, ledger, _ = self._scan()
+        turns, ledger, names = self._scan()
         if ledger is not None:
             return ledger
         if self.keyed and turns:
             raise self._missing_ledger(turns[-1])
+        if names:  # a ledger this store cannot verify: renaming it over would wipe another's record
+            raise CheckpointWriteError(
+                os.fspath(self.folder),
+                "the folder's ledger does not verify with this store's seal (written by a store with a key? "
+                f"open this one with the same key, or set {KEY_ENV}); nothing was written",
+            )
         # A new folder, or one written before ledgers existed: start one.
         ledger = Ledger(self._epoch, turns[-1] if turns else None)
         self._record(ledger, durable=True)

@@ -26,6 +26,7 @@ from summaryguard.guard import (
     CheckpointIntegrityError,
     CheckpointRollbackError,
     CheckpointStore,
+    CheckpointWriteError,
     CheckpointWriter,
     Compactor,
     DroppedRef,
@@ -150,6 +151,21 @@ def _forge(path: Path, edit: Callable[[dict[str, Any]], None], reseal: Callable[
     else:
         raw = json.dumps(document, indent=1)
     path.write_text(raw)
+
+
+def test_a_store_without_the_key_writes_nothing_into_a_keyed_folder(tmp_path: Path) -> None:
+    # One process without the key in its environment: its save renamed the keyed ledger
+    # to a plain one, and every keyed store was locked out of the folder from then on.
+    keyed = CheckpointStore(tmp_path, key=KEY)
+    keyed.save(sample(1))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    plain = CheckpointStore(tmp_path)
+    with pytest.raises(CheckpointWriteError, match="does not verify with this store's seal") as info:
+        plain.save(sample(2))
+    assert KEY_ENV in str(info.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    keyed.save(sample(2))
+    assert CheckpointStore(tmp_path, key=KEY).latest() == sample(2)
 
 
 @pytest.mark.parametrize("layout", ["store", "other"])
