@@ -985,7 +985,7 @@ TEMPLATE_BUILTINS = template_builtins()
 
 
 def test_the_template_names_no_builtin_directly() -> None:
-    assert {"str", "list", "tuple", "set", "frozenset", "Exception"} <= set(TEMPLATE_BUILTINS)
+    assert {"list", "tuple", "set", "frozenset", "Exception"} <= set(TEMPLATE_BUILTINS)
     assert set(TEMPLATE_BUILTINS) <= set(resume_module._TEMPLATE_BUILTINS)
 
     @resume_guard(deps="deps")
