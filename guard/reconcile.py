@@ -36,8 +36,23 @@ class AcceptDivergence:
     reason: str
     accepted_by: str = "controller"
 
+    def __post_init__(self) -> None:
+        check_provenance("AcceptDivergence", self.reason, self.accepted_by)
+
 
 Resolution = Union[Replay, AcceptDivergence]
+
+
+def check_provenance(who: str, reason: object, accepted_by: object) -> None:
+    """Refuse an acceptance that would go on record without saying why and by whom: the
+    record is the new fact's provenance (SPEC 1, 4.6), and a blank one waives a check on
+    nothing."""
+    for name, value in (("reason", reason), ("accepted_by", accepted_by)):
+        if not isinstance(value, str):
+            raise TypeError(f"{who}() takes a {name} string, got {type(value).__name__}")
+        if not value.strip():
+            what = "a reason" if name == "reason" else "who accepted it (accepted_by)"
+            raise ValueError(f"{who}() needs {what}: the record is the new fact's provenance")
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from typing import Any
 from .adapter import CheckpointAdapter
 from .check import adapter_for, facts_of, unreadable
 from .model import DroppedRef
-from .reconcile import DivergenceRecord
+from .reconcile import DivergenceRecord, check_provenance
 
 __all__ = ["ResumedTurn", "accept_divergence", "current_turn"]
 
@@ -260,9 +260,11 @@ def accept_divergence(refs: str | Iterable[str], *, reason: str, accepted_by: st
     turn = current_turn()
     if turn is None:
         raise RuntimeError("accept_divergence() is only meaningful inside a resumed turn (a resume_guard-ed call)")
-    if not reason or not reason.strip():
-        raise ValueError("accept_divergence() needs a reason: the record is the new fact's provenance")
+    check_provenance("accept_divergence", reason, accepted_by)
     names = [refs] if isinstance(refs, str) else list(refs)
+    for ref in names:
+        if not isinstance(ref, str) or not ref:
+            raise TypeError(f"accept_divergence() takes reference names (strings), got {ref!r}")
     records = []
     for ref in names:
         error = SummaryReconciliationError(

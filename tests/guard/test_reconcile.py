@@ -69,6 +69,17 @@ def test_resolutions_are_frozen(value, field) -> None:
     assert AcceptDivergence("r").accepted_by == "controller"
 
 
+@pytest.mark.parametrize(
+    ("reason", "accepted_by", "error"),
+    [("", "ops", ValueError), ("  ", "ops", ValueError), (None, "ops", TypeError), (5, "ops", TypeError),
+     ("why", "", ValueError)],
+)
+def test_an_acceptance_says_why_and_by_whom(reason, accepted_by, error) -> None:
+    # A resolver's blank acceptance was recorded as it was and waived the check on nothing.
+    with pytest.raises(error):
+        AcceptDivergence(reason, accepted_by=accepted_by)
+
+
 # -- resolution through plugins ------------------------------------------------------
 
 

@@ -249,10 +249,22 @@ def test_accept_divergence_outside_a_turn() -> None:
         accept_divergence("bucket", reason="why not")
 
 
-@pytest.mark.parametrize("reason", ["", "   ", None])
-def test_accept_divergence_needs_a_reason(make_checkpoint, reason) -> None:
-    with pytest.raises(ValueError, match="needs a reason"):
-        run_in_turn(make_checkpoint("native"), lambda: accept_divergence("bucket", reason=reason))
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ({"reason": ""}, ValueError, "needs a reason"),
+        ({"reason": "   "}, ValueError, "needs a reason"),
+        ({"reason": None}, TypeError, "takes a reason string, got NoneType"),
+        ({"reason": 5}, TypeError, "takes a reason string, got int"),
+        ({"reason": "why", "accepted_by": " "}, ValueError, "needs who accepted it"),
+        ({"reason": "why", "refs": b"bucket"}, TypeError, "takes reference names"),  # not the bytes 98, 117...
+        ({"reason": "why", "refs": ["bucket", None]}, TypeError, "takes reference names"),
+    ],
+)
+def test_accept_divergence_needs_a_reason(make_checkpoint, arguments, error, message) -> None:
+    refs = arguments.pop("refs", "bucket")
+    with pytest.raises(error, match=message):
+        run_in_turn(make_checkpoint("native"), lambda: accept_divergence(refs, **arguments))
 
 
 # -- async tools, threads, tasks ---------------------------------------------------
