@@ -16,6 +16,7 @@ resort and reported as an internal error (exit 2). Set
 
 from __future__ import annotations
 
+import codecs
 import os
 import sys
 from collections.abc import Sequence
@@ -35,9 +36,11 @@ DEBUG_ENV = "SUMMARYGUARD_DEBUG"
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    stdout, stderr = sys.stdout, sys.stderr
+    stdout, stderr = _Output(_usable(sys.stdout)), _usable(sys.stderr)
     try:
-        return int(_dispatch(args, stdout, stderr))
+        status = int(_dispatch(args, stdout, stderr))
+        stdout.flush()  # a report the system refuses (a full disk) fails here, named, not at exit
+        return status
     except KeyboardInterrupt:
         stderr.write(f"{PROG}: interrupted\n")
         return ExitCode.INTERRUPTED
@@ -45,6 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (``summaryguard check | head``): stop quietly,
         # and keep the interpreter from failing again when it flushes stdout.
         _silence_stdout()
+        return ExitCode.ERROR
+    except OutputError as failed:
+        _silence_stdout()
+        stderr.write(f"{PROG}: error: cannot write to standard output: {failed.reason}\n")
         return ExitCode.ERROR
     except Exception as exc:  # the last resort: never a traceback for the user
         if os.environ.get(DEBUG_ENV):
@@ -63,8 +70,64 @@ def _silence_stdout() -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # pragma: no cover - stdout without a file descriptor
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - stdout without a file descriptor
         pass
+
+
+class OutputError(Exception):
+    """Standard output refused the report (a full disk, an I/O error): the run's failure,
+    said as such, never an internal error."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error)
+        self.reason = error.strerror or str(error)
+
+
+class _Output:
+    """Standard output as the command writes it: what the system refuses on a write or a
+    flush is an :class:`OutputError` (a closed pipe stays a ``BrokenPipeError``)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc) from None
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def _usable(stream: TextIO | None) -> TextIO:
+    """``stream`` made safe to report on: a closed one (``>&-``) writes nowhere, and one
+    whose encoding cannot spell every character (a cp1252 console, ``PYTHONIOENCODING=ascii``)
+    escapes what it cannot (``\\u65e5``, which a JSON reader decodes back) instead of failing
+    halfway through the report on a path beyond ASCII."""
+    if stream is None:
+        return open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process's life
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        utf8 = codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        utf8 = False
+    if not utf8 and getattr(stream, "errors", None) == "strict":
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[attr-defined]
+        except (AttributeError, ValueError, OSError):
+            pass
+    return stream
 
 
 #: ``check``'s flags that take no value, as :func:`plain_check_options` reads them.

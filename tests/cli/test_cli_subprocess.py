@@ -174,3 +174,38 @@ def test_file_names_that_are_not_utf8_give_valid_utf8_output(project: Path, fmt:
         assert notification["message"]["text"].startswith("\\xfe_broken.py: syntax error")
     else:
         assert "::error file=\\xff\\xfe_agent.py,line=2,col=11," in out
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "ascii"])
+@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+def test_an_output_encoding_without_the_paths_characters_escapes_them(project: Path, fmt: str, encoding: str) -> None:
+    # A cp1252 console (Windows) or PYTHONIOENCODING=ascii: the report stopped halfway on
+    # a path beyond its encoding with an internal error. What it cannot spell is escaped.
+    (project / "日本.py").write_text(AGENT, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "SUMMARYGUARD_DEBUG"}
+    env["PYTHONIOENCODING"] = encoding
+    result = subprocess.run(
+        [SCRIPT, "check", "--format", fmt, "--select", "SG201"], cwd=project, capture_output=True, timeout=120, env=env
+    )
+    assert (result.returncode, result.stderr) == (ExitCode.FINDINGS, b"")
+    out = result.stdout.decode("ascii")
+    if fmt == "json":  # the escape is JSON's own: the reader gets the name back
+        assert [f["path"] for f in json.loads(out)["findings"]] == ["日本.py"]
+    else:
+        assert "\\u65e5\\u672c.py" in out
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_report_the_system_refuses_to_take_is_said_so(project: Path) -> None:
+    (project / "agent.py").write_text(AGENT, encoding="utf-8")
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([SCRIPT, "check"], cwd=project, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert result.returncode == ExitCode.ERROR
+    assert result.stderr == "summaryguard: error: cannot write to standard output: No space left on device\n"
+
+
+def test_a_closed_standard_output_is_no_internal_error(project: Path) -> None:
+    (project / "agent.py").write_text(AGENT, encoding="utf-8")
+    result = subprocess.run([SCRIPT, "check"], cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, timeout=120, preexec_fn=lambda: os.close(1))
+    assert (result.returncode, result.stderr) == (ExitCode.FINDINGS, "")
