@@ -68,8 +68,10 @@ class ConfigError(Exception):
         super().__init__(self.render())
 
     def render(self) -> str:
-        where = self.path if self.line is None else f"{self.path}:{self.line}"
-        return f"{where}: error: {self.message}"
+        from .formats.text import escape  # the path as typed may hold a newline or an ESC
+
+        where = escape(str(self.path)) if self.line is None else f"{escape(str(self.path))}:{self.line}"
+        return f"{where}: error: {escape(self.message)}"
 
 
 class PerFileIgnore(NamedTuple):

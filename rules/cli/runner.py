@@ -83,6 +83,14 @@ class CheckOptions(NamedTuple):
     show_trace: bool = False
 
 
+def _escape(text: str) -> str:
+    """A path as typed, for one line of stderr (see :func:`.formats.text.escape`); imported
+    here, on these rare messages, so a run writing another format never loads the text one."""
+    from .formats.text import escape
+
+    return escape(text)
+
+
 def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path | None = None) -> ExitCode:
     """Run a check and write its report; the return value is the exit status.
 
@@ -163,7 +171,7 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
         if options.write_baseline:
             baseline = entries_for(findings, prints, paths)
             write_baseline(baseline_path, baseline)
-            stderr.write(f"summaryguard: wrote {len(baseline)} findings to baseline {options.baseline}\n")
+            stderr.write(f"summaryguard: wrote {len(baseline)} findings to baseline {_escape(str(options.baseline))}\n")
         assert baseline is not None
         checked = {paths[path] for path in texts if path not in failed}
         comparison = compare(findings, prints, baseline, checked, codes)
@@ -181,7 +189,7 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
         show_trace=options.show_trace,
     )
     if not found.files and not found.errors:
-        where = ", ".join(options.paths) or os.curdir
+        where = _escape(", ".join(options.paths) or os.curdir)
         stderr.write(f"summaryguard: warning: no Python files found in {where}\n")
     write_report(report, options.fmt, stdout)
     if report.errors:

@@ -45,6 +45,7 @@ def render(report: Report) -> str:
         ("x: y, z", "x: y, z", "x%3A y%2C z"),
         ("%0A", "%250A", "%250A"),  # an escape sequence in the input stays literal
         ("::error::", "::error::", "%3A%3Aerror%3A%3A"),
+        ("a\x1b[2J\tb\u202e", "a\\x1b[2J\\tb\\u202e", "a\\x1b[2J\\tb\\u202e"),  # other controls: visible
     ],
 )
 def test_escaping(text: str, data: str, prop: str) -> None:

@@ -47,6 +47,25 @@ def test_a_file_name_with_a_newline_and_a_workflow_command_stays_on_one_line(tmp
     assert "./term\\x1b[2J\\x1b]0;pwned\\x07.py:1: error:" in result.stdout
 
 
+def test_the_trace_and_the_run_s_own_messages_escape_paths_too(tmp_path: Path) -> None:
+    # --show-trace wrote its steps' paths raw: a file name with a newline started a line
+    # with a workflow command under each finding. The folder named on the command line and
+    # a --config path are escaped as well.
+    (tmp_path / "pyproject.toml").write_text("[tool.summaryguard]\n")
+    hostile = "x\n::error file=evil.py,line=1::injected\n\x1b[2Jy.py"
+    (tmp_path / hostile).write_text("def resume_it(checkpoint):\n    return checkpoint.resume_context()\n")
+    result = check(tmp_path, "--show-trace", hostile)
+    assert result.returncode == 1
+    assert not any(line.lstrip().startswith("::") for line in result.stdout.splitlines())
+    assert "\x1b" not in result.stdout
+    assert "    x\\n::error file=evil.py,line=1::injected\\n\\x1b[2Jy.py:2: " in result.stdout
+    (tmp_path / "empty\n::warning::dir").mkdir()
+    for argv in (["empty\n::warning::dir"], ["--config", "no\n::warning::such.toml", "."]):
+        result = check(tmp_path, *argv)
+        assert not any(line.lstrip().startswith("::") for line in result.stderr.splitlines()), argv
+        assert "\\n::warning::" in result.stderr
+
+
 def test_a_file_named_on_the_command_line_cannot_start_a_line_with_a_command(tmp_path: Path) -> None:
     name = "::error title=x::boom.py"
     (tmp_path / name).write_text("def f(:\n")

@@ -8,7 +8,8 @@ One ``::error`` command per finding and per file that could not be analyzed::
 Escaping follows the runner's rules for workflow commands: in the message
 ``%``, ``\\r`` and ``\\n`` become ``%25``, ``%0D`` and ``%0A``; in property
 values ``:`` and ``,`` also become ``%3A`` and ``%2C``, so a path or message
-can never end a property or start the message early.
+can never end a property or start the message early. Other control characters
+are written as visible escapes (``\\x1b``), as the text format writes them.
 
 A finding's title is its code alone (SPEC 3.2), the annotation's heading on
 the pull request; the rule's name opens the message, as in the text format.
@@ -19,14 +20,17 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..report import ErrorLike, FindingLike, Report, displayable
+from .text import visible_controls
 
 __all__ = ["escape_data", "escape_property", "format_error", "format_finding", "write_github"]
 
 
 def escape_data(text: str) -> str:
     """Escape a command's message (bytes that are not UTF-8 shown as ``\\xNN``, see
-    :func:`~summaryguard.rules.cli.report.displayable`)."""
-    return displayable(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    :func:`~summaryguard.rules.cli.report.displayable`); any other control character
+    (an ESC sequence in a file name) becomes a visible escape, as in the text format."""
+    escaped = displayable(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return visible_controls(escaped)
 
 
 def escape_property(text: str) -> str:

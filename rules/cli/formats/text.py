@@ -27,7 +27,7 @@ from typing import TextIO
 
 from ..report import ErrorLike, FindingLike, Report, displayable, step_path
 
-__all__ = ["baseline_line", "escape", "format_error", "format_finding", "summary_line", "write_text"]
+__all__ = ["baseline_line", "escape", "format_error", "format_finding", "summary_line", "visible_controls", "write_text"]
 
 #: C0 controls, DEL, C1 controls, the Unicode line and paragraph separators, and
 #: the bidirectional overrides and isolates (text that displays in another order
@@ -48,6 +48,11 @@ def _visible(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def visible_controls(text: str) -> str:
+    """``text`` with every control character as a visible escape (``\\x1b``, ``\\u202e``)."""
+    return text if text.isprintable() else re.sub(_CONTROL, _visible, text)
+
+
 def escape(text: str) -> str:
     """``text`` for one line of a terminal or a CI log: valid Unicode (see
     :func:`~summaryguard.rules.cli.report.displayable`), control characters as escapes
@@ -55,7 +60,7 @@ def escape(text: str) -> str:
     text = displayable(text)
     if text.isprintable() and not text.lstrip().startswith("::"):
         return text  # the common case: nothing to do
-    text = re.sub(_CONTROL, _visible, text)
+    text = visible_controls(text)
     return re.sub(_COMMAND, lambda m: m.group(1) + "\\x3a", text)
 
 
@@ -77,7 +82,7 @@ def format_finding(finding: FindingLike) -> str:
 def format_trace(finding: FindingLike, cwd: str) -> list[str]:
     """The evidence chain under a finding (``--show-trace``), one indented line per step."""
     return [
-        f"    {displayable(step_path(step.path, finding.path, cwd))}:{step.line}: {displayable(step.note)}"
+        f"    {_line_start(step_path(step.path, finding.path, cwd))}:{step.line}: {escape(step.note)}"
         for step in finding.trace
     ]
 
