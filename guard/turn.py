@@ -61,11 +61,21 @@ def snapshot_manifest(adapter: CheckpointAdapter, checkpoint: Any) -> tuple[Drop
             return ()
         if isinstance(raw, (str, bytes, Mapping)):
             raise TypeError(f"a drop manifest is a list of entries, got {type(raw).__name__}")
-        if type(raw) is tuple and all(type(e) is DroppedRef for e in raw):
+        if type(raw) is tuple and all(type(e) is DroppedRef and (e.tool is None or type(e.tool) is str) for e in raw):
             return raw  # already frozen (summaryguard's own Summary)
-        return tuple(_frozen(entry) for entry in raw)
+        return tuple(_checked(_frozen(entry)) for entry in raw)
     except Exception as exc:  # noqa: BLE001 - an unknown manifest cannot clear any tool: refused at each tool call
         return UnreadableManifest(exc)
+
+
+def _checked(entry: DroppedRef) -> DroppedRef:
+    """``entry``, if it names its reference and its tool as the tool guard matches them (a
+    tool named by a list or a number would never match, or fail at the tool call)."""
+    if not isinstance(entry.ref, str) or not entry.ref:
+        raise TypeError(f"a drop manifest entry names its reference with a string, got {entry.ref!r}")
+    if entry.tool is not None and not isinstance(entry.tool, str):
+        raise TypeError(f"the drop manifest entry of {entry.ref!r} names its tool with a string, got {entry.tool!r}")
+    return entry
 
 
 def _frozen(entry: Any) -> DroppedRef:
@@ -261,6 +271,8 @@ def accept_divergence(refs: str | Iterable[str], *, reason: str, accepted_by: st
     if turn is None:
         raise RuntimeError("accept_divergence() is only meaningful inside a resumed turn (a resume_guard-ed call)")
     check_provenance("accept_divergence", reason, accepted_by)
+    if isinstance(refs, (bytes, bytearray)):  # a bytes object is a sequence of numbers
+        raise TypeError(f"accept_divergence() takes reference names (strings), got {type(refs).__name__}")
     names = [refs] if isinstance(refs, str) else list(refs)
     for ref in names:
         if not isinstance(ref, str) or not ref:

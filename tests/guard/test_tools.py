@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from summaryguard.guard import (
+    CheckpointFormatError,
     DivergenceRecord,
     ReconciliationKind,
     SummaryReconciliationError,
@@ -416,6 +417,21 @@ def test_an_unreadable_manifest_fails_closed(make_checkpoint, use_plugin) -> Non
     err = info.value
     assert (err.checkpoint_turn, err.summary_generation) == (4, 2)
     assert "drop manifest could not be read by adapter 'shaky': OSError" in err.reason
+    assert CALLS == []
+
+
+@pytest.mark.parametrize("tool", [["create_bucket"], 5])
+def test_a_manifest_entry_whose_tool_is_not_a_name_fails_closed(make_checkpoint, shape, tool) -> None:
+    # tool=["create_bucket"] failed at the tool call with "unhashable type", and tool=5
+    # named no tool, so it refused nothing: either way the entry cannot clear a tool.
+    if shape == "native":  # summaryguard's own Summary refuses such an entry when it is built
+        with pytest.raises(CheckpointFormatError, match="tool: expected a string"):
+            make_checkpoint(shape, manifest=[("bucket", "bkt-old", tool)])
+        return
+    cp = make_checkpoint(shape, manifest=[("bucket", "bkt-old", tool)])
+    with pytest.raises(SummaryReconciliationError, match="names its tool with a string") as info:
+        run_in_turn(cp, lambda: list_files("p"))
+    assert info.value.kind is ReconciliationKind.NO_SUMMARY
     assert CALLS == []
 
 
