@@ -118,6 +118,9 @@ def write_atomic(folder: str, final: str, payload: bytes) -> None:
     os.close(fd)
     try:
         os.replace(tmp, final)
+    except OSError as exc:  # the name is a folder, the folder went read-only...: named, nothing left behind
+        _unlink(tmp)
+        raise CheckpointWriteError(final, cannot_write(exc, "cannot put the new file in place"), errno_=exc.errno) from None
     except BaseException:
         _unlink(tmp)
         raise

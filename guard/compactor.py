@@ -116,6 +116,8 @@ class Compactor:
         for i, turn in enumerate(turns):
             if not isinstance(turn, Turn):
                 raise TypeError(f"Compactor.compact() takes Turn objects; item {i} is {type(turn).__name__}")
+        if previous is not None and not isinstance(previous, Summary):
+            raise TypeError(f"Compactor.compact(previous=...) takes a Summary, got {type(previous).__name__}")
         with self.lock:
             if previous is None:
                 previous = self._head

@@ -126,6 +126,8 @@ class CheckpointStore:
                     os.fspath(self.folder), f"the folder does not exist and cannot be created: {exc.strerror or exc}",
                     errno_=exc.errno,
                 ) from None
+        if lock is not None and not (callable(getattr(lock, "acquire", None)) and callable(getattr(lock, "release", None))):
+            raise TypeError(f"CheckpointStore(lock=...) takes a lock (store.lock, a CompactionLock), got {type(lock).__name__}")
         if lock is None:
             self._lock_path: Path | None = self.folder / LOCK_NAME
             self._refuse_unsafe_lock_path()

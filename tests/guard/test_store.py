@@ -19,6 +19,7 @@ from summaryguard.guard import (
     Checkpoint,
     CheckpointIntegrityError,
     CheckpointStore,
+    CheckpointWriteError,
     CompactionLock,
     Compactor,
     DroppedRef,
@@ -423,6 +424,19 @@ def test_a_custom_lock_is_used(tmp_path: Path) -> None:
         assert not done.wait(0.05)
     t.join(10)
     assert done.is_set()
+
+
+def test_wrong_types_are_refused_where_they_are_given(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match=r"lock=\.\.\.\) takes a lock .* got str"):
+        CheckpointStore(tmp_path, lock="x")  # type: ignore[arg-type]
+    compactor = Compactor(lambda prev, turns: "text")
+    with pytest.raises(TypeError, match="previous=...\\) takes a Summary, got dict"):
+        compactor.compact([_turn(1)], previous={"generation": 1})  # type: ignore[arg-type]
+    store = CheckpointStore(tmp_path)
+    store.path_for(2).mkdir()  # the turn's file name taken by a folder
+    with pytest.raises(CheckpointWriteError, match="cannot put the new file in place: Is a directory"):
+        store.save(sample(2))
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".tmp")) == []
 
 
 def test_checkpoint_refuses_a_bare_string_of_deps_and_a_state_that_is_no_mapping(tmp_path: Path) -> None:
