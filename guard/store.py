@@ -206,6 +206,10 @@ class CheckpointStore:
                 base = Ledger(0, resumed.turn if resumed else None, (tag,) if tag else ())
             else:
                 base = ledger
+            if resumed is not None and (base.turn is None or resumed.turn > base.turn):
+                # A write that a crash cut off between its file and the ledger: the verified
+                # newest file is what this writer resumes from, so it is what the ledger says.
+                base = Ledger(base.epoch, resumed.turn, (tag,))
             claimed = Ledger(base.epoch + 1, base.turn, base.digests)
             self._record(claimed, durable=True)
             self._epoch = claimed.epoch

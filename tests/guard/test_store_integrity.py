@@ -468,6 +468,27 @@ def test_a_folder_written_before_ledgers_existed_still_loads(tmp_path: Path) -> 
 # -- fencing ----------------------------------------------------------------------------------
 
 
+def test_a_writer_resumes_a_write_a_crash_left_out_of_the_ledger(tmp_path: Path, key: bytes | None) -> None:
+    # A crash between a write's file and its ledger: the file of turn 3 is whole and
+    # sealed, the ledger still says 2. latest() resumes from 3; the writer claiming the
+    # folder said turn 2, and could then write a turn older than what it resumed from.
+    store = CheckpointStore(tmp_path / "store", key=key)
+    for turn in (1, 2):
+        store.save(sample(turn))
+    elsewhere = CheckpointStore(tmp_path / "other", key=key)
+    elsewhere.save(sample(3))
+    shutil.copy(elsewhere.path_for(3), store.path_for(3))  # the cut-off write: its file, not its ledger
+    fresh = CheckpointStore(tmp_path / "store", key=key)
+    assert (fresh.high_water, fresh.latest()) == (2, sample(3))
+    writer = fresh.writer()
+    assert (writer.turn, writer.resumed) == (3, sample(3))
+    assert fresh.high_water == 3
+    with pytest.raises(ValueError, match="older than turn 3"):
+        writer.save(sample(2))
+    writer.save(sample(4))
+    assert fresh.latest() == sample(4)
+
+
 def test_a_writer_claim_fences_every_earlier_writer(tmp_path: Path, key: bytes | None) -> None:
     first = CheckpointStore(tmp_path, key=key)
     first.save(sample(1))
