@@ -332,16 +332,49 @@ class CompactionLock:
             self._fd = fd
             return True
         try:
-            if blocking and deadline is None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            elif not _flock_until(fd, deadline):
-                os.close(fd)
-                return False
+            if not _flock_until(fd, None):  # taken: by another process, or by another lock of ours
+                if blocking and deadline is None:
+                    self._refuse_waiting_on_itself(fd, None)  # a wait without end
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                elif not _flock_until(fd, deadline):
+                    os.close(fd)
+                    return False
         except BaseException:
             os.close(fd)
             raise
         self._fd = fd
         return True
+
+    def _refuse_waiting_on_itself(self, fd: int, task: Any) -> None:
+        """Raise when the lock file behind ``fd`` is held by another :class:`CompactionLock`
+        of this thread (``task``: of this asyncio task): two locks on one file, say two
+        ``CheckpointStore`` objects for one folder, one saving from inside the other's
+        compaction. ``flock`` would wait forever for a lock its own caller holds.
+
+        Asked only when the file lock is taken, so a free lock costs nothing more."""
+        me = threading.get_ident()
+        try:
+            here = os.fstat(fd)
+        except OSError:  # pragma: no cover - the descriptor was just opened
+            return
+        for other in list(_all_locks):
+            hold, other_fd = other._hold, other._fd
+            if other is self or hold is None or other_fd is None:
+                continue
+            mine = hold.task is task if task is not None else me in (hold.thread, hold.loop_thread)
+            if not mine and hold.thread != me:
+                continue
+            try:
+                there = os.fstat(other_fd)
+            except OSError:  # closed as it was released
+                continue
+            if (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino):
+                raise RuntimeError(
+                    f"the lock file {self.path} is already held by this "
+                    f"{'task' if task is not None else 'thread'} through another CompactionLock "
+                    "(two CheckpointStore objects for one folder?): waiting for it would wait for itself; "
+                    "share one store, or its lock (CheckpointStore(folder, lock=store.lock))"
+                )
 
     async def _lock_file_async(self, loop: Any) -> None:
         """Take the file lock: at once when free, else on a helper thread (polling would lose to blocking takers).
@@ -361,6 +394,7 @@ class CompactionLock:
             if _flock_until(fd, None):
                 self._fd = fd
                 return
+            self._refuse_waiting_on_itself(fd, self._hold.task if self._hold is not None else None)
         except BaseException:
             os.close(fd)
             self._leave()

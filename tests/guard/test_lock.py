@@ -207,6 +207,31 @@ def test_two_locks_on_one_file_exclude_each_other_in_one_process(tmp_path: Path)
 
 
 @needs_flock
+def test_a_task_never_waits_on_a_lock_file_it_holds_through_another_lock(tmp_path: Path) -> None:
+    path = tmp_path / "lock"
+
+    async def nested() -> None:
+        async with CompactionLock(path):
+            await CompactionLock(path).acquire_async()  # the same task: it would wait for itself
+
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(nested())
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run, daemon=True)  # a thread, so a regression fails instead of hanging
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "the task waited for a lock file it holds"
+    [error] = outcome
+    assert isinstance(error, RuntimeError) and "already held by this task through another CompactionLock" in str(error)
+    assert CompactionLock(path).acquire(blocking=False)  # nothing left held
+
+
+@needs_flock
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals need the main thread")
 def test_a_blocked_acquire_interrupted_by_a_signal_leaves_nothing_held(tmp_path: Path) -> None:
     path = str(tmp_path / "lock")

@@ -452,6 +452,41 @@ def test_checkpoint_refuses_a_bare_string_of_deps_and_a_state_that_is_no_mapping
     assert store.checkpoint(compactor, 1, next_turn_deps=(d for d in ["bucket"])).next_turn_deps == ("bucket",)
 
 
+def test_a_second_store_on_the_folder_refuses_to_wait_for_its_own_thread(tmp_path: Path) -> None:
+    # A summarizer that saves through another store object on the same folder: the file
+    # lock is held by this very thread through the first store's lock, and flock would
+    # wait forever (one store object raised; two hung).
+    store = CheckpointStore(tmp_path)
+
+    def summarize(previous: str, turns: Any) -> str:
+        CheckpointStore(tmp_path).save(sample(1))
+        return "text"
+
+    outcome: list[BaseException] = []
+
+    def compact() -> None:
+        try:
+            Compactor(summarize, lock=store.lock).compact([_turn(1)])
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            outcome.append(exc)
+
+    worker = threading.Thread(target=compact, daemon=True)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "the save waited for a lock its own thread holds"
+    [error] = outcome
+    assert isinstance(error, RuntimeError) and "already held by this thread through another CompactionLock" in str(error)
+    assert store.turns() == []
+    # Another thread's store on the folder waits its turn, as it should.
+    with store.lock:
+        other = threading.Thread(target=lambda: CheckpointStore(tmp_path).save(sample(2)))
+        other.start()
+        other.join(0.2)
+        assert other.is_alive()
+    other.join(30)
+    assert store.turns() == [2]
+
+
 def test_checkpoint_refuses_a_compactor_with_a_lock_of_its_own(tmp_path: Path) -> None:
     store = CheckpointStore(tmp_path)
     loner = Compactor(lambda previous, turns: "text")  # its own, process-local lock
