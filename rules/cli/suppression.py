@@ -159,7 +159,8 @@ def parse_suppressions(text: str, letters: Collection[str] | None = None) -> Sup
     if letters is not None and not _names_any(text, frozenset(letters)):
         return Suppressions({})
     try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        # universal newlines: a lone CR ends a line for CPython and libcst, so it does here
+        for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
             if token.type == tokenize.COMMENT:
                 codes, named = _codes_in(token.string)
                 if codes:
