@@ -6,7 +6,7 @@ project and not what it merely carries around:
 * ``.gitignore``d paths: every ``.gitignore`` in the walked tree (nested ones
   override outer ones, ``!negation`` re-includes), those of the enclosing git
   repository above the walked folder, and ``.git/info/exclude``;
-* virtual environments (any folder holding ``pyvenv.cfg``), ``.git``, ``.hg``,
+* virtual environments (any folder holding ``pyvenv.cfg``) and conda ones (``conda-meta/``), ``.git``, ``.hg``,
   ``.svn`` and ``__pycache__``;
 * the configured ``exclude`` globs (relative to the configuration's folder);
 * anything not named ``*.py`` or ``*.pyi``;
@@ -45,6 +45,8 @@ __all__ = ["Discovery", "discover"]
 PYTHON_SUFFIXES = (".py", ".pyi")
 SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "__pycache__"})
 VENV_MARKER = "pyvenv.cfg"
+#: What marks a conda environment (``conda create -p ./env``), which has no ``pyvenv.cfg``.
+CONDA_MARKER = "conda-meta"
 GITIGNORE = ".gitignore"
 
 
@@ -148,7 +150,7 @@ class _Walker:
         except OSError:  # pragma: no cover - a race with deletion
             return
         if is_folder:
-            if name in SKIPPED_FOLDERS or os.path.exists(os.path.join(entry.path, VENV_MARKER)):
+            if name in SKIPPED_FOLDERS or _is_environment(entry.path):
                 return
         elif not name.endswith(PYTHON_SUFFIXES):
             return
@@ -266,3 +268,8 @@ def _enclosing_gitignores(top_abs: str) -> _IgnoreChain:
             chain.append((_with_sep(folder), spec))
     return tuple(chain)
 
+
+def _is_environment(folder: str) -> bool:
+    """A virtual environment (``pyvenv.cfg``) or a conda one (``conda-meta/``): installed
+    packages, never the project's own code."""
+    return os.path.exists(os.path.join(folder, VENV_MARKER)) or os.path.isdir(os.path.join(folder, CONDA_MARKER))

@@ -32,7 +32,9 @@ def found(root: Path, *paths: str, exclude: list[str] | None = None) -> list[str
 def test_python_files_only_and_skipped_folders(tmp_path: Path) -> None:
     make(tmp_path, "a.py", "b.pyi", "c.txt", "pkg/d.py", ".git/e.py", "pkg/__pycache__/f.py", ".hg/g.py")
     make(tmp_path, "venv-here/lib/h.py", "venv-here/pyvenv.cfg", "deep/.tox/py/lib/i.py", "deep/.tox/py/pyvenv.cfg")
-    assert found(tmp_path) == ["a.py", "b.pyi", "pkg/d.py"]
+    # a conda environment has no pyvenv.cfg, but a conda-meta folder (a file of that name marks nothing)
+    make(tmp_path, "condaenv/lib/site.py", "condaenv/conda-meta/history", "notconda/conda-meta", "notconda/j.py")
+    assert found(tmp_path) == ["a.py", "b.pyi", "notconda/j.py", "pkg/d.py"]
 
 
 def test_nested_gitignore_and_negation(tmp_path: Path) -> None:
