@@ -247,6 +247,10 @@ def _empty(name: str, kind: type | None, tree: cst.Module) -> cst.Module | cst.F
 Assigned = tuple[cst.BaseExpression, FunctionInfo, str]
 
 
+#: How many re-exports :meth:`Project.lookup` follows (``pkg`` re-exporting ``pkg.api`` re-exporting ...).
+_MAX_RE_EXPORTS = 4
+
+
 class Project:
     """All modules of one run, indexed for call resolution."""
 
@@ -285,6 +289,8 @@ class Project:
         #: :meth:`_visible` by module id.
         self._visible_from: dict[int, frozenset[int]] = {}
         self._known_as: tuple[int, dict[str, set[int]]] | None = None
+        #: The modules by id, for :meth:`_re_exported` (rebuilt when a module was added).
+        self._by_id: dict[int, ModuleInfo] | None = None
         #: Which graph values summarize (set by :meth:`finish` when a framework model is loaded).
         self.graphs: GraphValues | None = None
         #: Memo of :meth:`resolve`: (id of the callee expression, id of the caller) -> (the
@@ -610,8 +616,9 @@ class Project:
         """Every function of the project whose own name is ``name``."""
         return tuple(self._by_name.get(name, ()))
 
-    def lookup(self, qualified: str) -> FunctionInfo | None:
-        """A function whose qualified name is ``qualified`` or ends with it."""
+    def lookup(self, qualified: str, hops: int = 0) -> FunctionInfo | None:
+        """A function whose qualified name is ``qualified`` or ends with it, or that a
+        project module re-exports under that name (:meth:`_re_exported`)."""
         candidates = self._by_name.get(last_segment(qualified), ())
         suffix = "." + qualified
         for fn in candidates:
@@ -621,7 +628,33 @@ class Project:
             module = fn.module
             if module.location and (module.location + fn.qualname[len(module.name):]).endswith(suffix):
                 return fn
+        return self._re_exported(qualified, hops)
+
+    def _re_exported(self, qualified: str, hops: int) -> FunctionInfo | None:
+        """The function ``pkg.verify`` names when ``pkg/__init__.py`` holds ``from .checks
+        import verify``: a package's public name for a function defined in one of its
+        modules (the usual way a package exports its API). Followed through the importing
+        module's own import table, a few re-exports deep."""
+        owner, _, name = qualified.rpartition(".")
+        if not owner or hops >= _MAX_RE_EXPORTS:
+            return None
+        ids = self._known_as_index().get(owner)
+        if not ids:
+            return None
+        by_id = self._modules_by_id()
+        for module_id in ids:
+            target = by_id[module_id].imports.aliases.get(name)
+            if target is not None and target != qualified:
+                found = self.lookup(target, hops + 1)
+                if found is not None:
+                    return found
         return None
+
+    def _modules_by_id(self) -> dict[int, ModuleInfo]:
+        known = self._by_id
+        if known is None or len(known) != len(self.modules):
+            known = self._by_id = {id(m): m for m in self.modules}
+        return known
 
     def _unique_method(self, name: str, module: ModuleInfo) -> FunctionInfo | None:
         """The one method called ``name`` in ``module`` or the project modules it imports.

@@ -94,6 +94,37 @@ def test_checking_only_the_importer_sees_the_validator(
     assert run(capsys, "--no-cache", ".")[0] == 0
 
 
+RE_EXPORTS = {
+    # the package's public name for a function of one of its modules
+    "package-absolute": {"app/__init__.py": "from app.recovery import verify\n"},
+    "package-relative": {"app/__init__.py": "from .recovery import verify\n"},
+    "aliased": {"app/__init__.py": "from .recovery import verify as check_before_resume\n"},
+    # two hops: the package re-exports a subpackage's name, which re-exports the function
+    "two-hops": {"app/__init__.py": "from .core import verify\n", "app/core/__init__.py": "from app.recovery import verify\n"},
+}
+
+
+@pytest.mark.parametrize("shape", sorted(RE_EXPORTS))
+@pytest.mark.parametrize("validator", ["checks-all", "checks-less"])
+def test_a_validator_re_exported_by_its_package_is_followed(
+    project: Path, capsys: pytest.CaptureFixture[str], shape: str, validator: str
+) -> None:
+    # `from app import verify` where app/__init__.py re-exports it from app/recovery.py:
+    # the call resolves to the function the package exports, whatever checks it does.
+    for name, text in RE_EXPORTS[shape].items():
+        (project / name).parent.mkdir(exist_ok=True)
+        (project / name).write_text(text)
+    if validator == "checks-less":
+        (project / "app" / "recovery.py").write_text(VALIDATOR.split("    for dep in deps:")[0])
+    call = "check_before_resume" if shape == "aliased" else "verify"
+    (project / "user.py").write_text(AGENT.format(import_line=f"from app import {call}", call=call))
+    status, report = run(capsys, "--no-cache", "user.py")
+    assert report["errors"] == []
+    expected = set() if validator == "checks-all" else {("user.py", "SG103")}
+    assert codes(report) == expected
+    assert status == (0 if not expected else 1)
+
+
 def test_nothing_is_reported_in_the_imported_module(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_agent(project)
     (project / "app" / "recovery.py").write_text(
