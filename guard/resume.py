@@ -14,7 +14,7 @@ import builtins
 import functools
 import inspect
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from typing import Any, TypeVar, overload
 
 from .check import _SETS, _adapters, _frozen_types, _inline_types, adapter_for, check_dep_names, deps_of, facts_of, normalize_deps, notify, violation
@@ -402,8 +402,11 @@ def _sg_make({closure}):
                     elif _sg_cp.__class__ not in _sg_frozen:
                         _sg_m = _sg_snap(_sg_get(_sg_cp.__class__) or _sg_adapter_for(_sg_cp), _sg_cp)
                     _sg_refs = _sg_s.verbatim_refs
-                    if _sg_refs.__class__ not in _sg_ref_types:
-                        _sg_ok = False  # "a" in "abc", a str subclass: the generic path decides
+                    _sg_k = _sg_readable.get(_sg_refs.__class__)
+                    if _sg_k is None:
+                        _sg_k = _sg_learn(_sg_refs.__class__)
+                    if not _sg_k:
+                        _sg_ok = False  # "a" in "abc", a str subclass, no container: the generic path refuses
                     else:
                         for _sg_d in _sg_deps:
                             if _sg_d not in _sg_refs:
@@ -413,7 +416,10 @@ def _sg_make({closure}):
                 _sg_adapter = _sg_get(_sg_cp.__class__) or _sg_adapter_for(_sg_cp)
                 _sg_t, _sg_rec, _sg_has, _sg_gen, _sg_partial, _sg_refs = _sg_adapter.extract(_sg_cp)
                 _sg_ok = _sg_has and _sg_gen is not None and _sg_gen == _sg_rec and not _sg_partial
-                if _sg_refs.__class__ not in _sg_ref_types:
+                _sg_k = _sg_readable.get(_sg_refs.__class__)
+                if _sg_k is None:
+                    _sg_k = _sg_learn(_sg_refs.__class__)
+                if not _sg_k:
                     _sg_ok = False
                 elif _sg_ok and _sg_deps:
                     if _sg_refs.__class__ in _sg_sets:
@@ -445,10 +451,20 @@ def _sg_make({closure}):
 #: Builtins the template uses, bound in its namespace as ``_sg_<name>``: a
 #: parameter of the guarded function named ``str`` or ``Exception`` must not
 #: change what the wrapper means (the template names no builtin directly).
-#: The classes of ``verbatim_refs`` the inline check reads itself (``in`` on them means
-#: "holds that name", as in :func:`.check.facts_of`); any other, a ``str`` subclass
-#: (``numpy.str_``, a ``StrEnum``) among them, takes the generic path, so both decide alike.
-_FAST_REFS = frozenset({dict, set, frozenset, list, tuple})
+#: By class of ``verbatim_refs``: whether the inline check may read such refs itself, as
+#: :func:`.check.facts_of` decides (a container that is not text: a dict, the adapters' own
+#: views, an ``OrderedDict``). A ``str`` subclass (``numpy.str_``, a ``StrEnum``), bytes or
+#: an object that is no container takes the generic path, which refuses it. Learned once
+#: per class (:func:`_learn_refs_class`): the fast path pays one dictionary look-up.
+_READABLE_REFS: dict[type, bool] = {dict: True, set: True, frozenset: True, list: True, tuple: True, str: False}
+
+
+def _learn_refs_class(cls: type) -> bool:
+    readable = not issubclass(cls, (str, bytes)) and issubclass(cls, Container)
+    _READABLE_REFS[cls] = readable
+    return readable
+
+
 _TEMPLATE_BUILTINS = ("list", "tuple", "set", "frozenset", "getattr", "Exception")
 
 
@@ -477,7 +493,8 @@ def _compile(guarded: _Guarded, is_async: bool) -> Callable[..., Any] | None:
         "_sg_plain": PLAIN,
         "_sg_hand_back": hand_back,
         "_sg_sets": _SETS,
-        "_sg_ref_types": _FAST_REFS,
+        "_sg_readable": _READABLE_REFS,
+        "_sg_learn": _learn_refs_class,
         "_sg_slow": guarded.call_async if is_async else guarded.call,
         "_sg_deps_fn": guarded.deps_fn,
     }

@@ -406,6 +406,53 @@ def test_a_string_of_refs_never_covers_a_dependency_by_substring(refs: str) -> N
                 attempt()
 
 
+def test_refs_of_any_container_class_stay_on_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only text and non-containers leave the inline check: an adapter's own view of the refs
+    or an ``OrderedDict`` once took the generic path on every call (3-5x slower)."""
+    import collections
+    import types
+    from types import SimpleNamespace
+
+    from summaryguard.guard import resume as resume_module
+
+    class View(collections.abc.Collection):  # what the framework adapters return
+        def __init__(self, names: set[str]) -> None:
+            self.names = names
+
+        def __contains__(self, name: object) -> bool:
+            return name in self.names
+
+        def __iter__(self) -> Any:
+            return iter(self.names)
+
+        def __len__(self) -> int:
+            return len(self.names)
+
+    generic: list[Any] = []
+    real_call = resume_module._Guarded.call
+    monkeypatch.setattr(resume_module._Guarded, "call", lambda self, a, k: (generic.append(a), real_call(self, a, k))[1])
+
+    @resume_guard(deps="deps")
+    def resume(checkpoint: Any, deps: Any) -> str:
+        return "ran"
+
+    readable = [
+        collections.OrderedDict(h="v"), collections.defaultdict(str, h="v"), types.MappingProxyType({"h": "v"}), View({"h"}),
+    ]
+    for refs in readable:
+        cp = SimpleNamespace(
+            turn=1, summary_generation=1, summary=SimpleNamespace(generation=1, partial=False, verbatim_refs=refs)
+        )
+        assert resume(cp, ["h"]) == "ran"
+    assert generic == []
+    cp = SimpleNamespace(
+        turn=1, summary_generation=1, summary=SimpleNamespace(generation=1, partial=False, verbatim_refs=_Text("h"))
+    )
+    with pytest.raises(SummaryReconciliationError):
+        resume(cp, ["h"])
+    assert len(generic) == 1
+
+
 def test_an_unreadable_checkpoint_is_observed_and_can_be_replayed(use_plugin, make_checkpoint) -> None:
     """Every violation goes to the observers, then to a resolver: an unreadable checkpoint too."""
     from summaryguard.guard import Replay, check_resume
