@@ -193,6 +193,11 @@ def _skeleton_from_json(data: object, lines: int) -> Skeleton | None:
     return tuple(items)
 
 
+def _failure_message(exc: BaseException) -> str:
+    """A checked file's error for an analysis that raised ``exc``."""
+    return _TOO_DEEP if is_too_deep(exc) else f"could not be analyzed: internal error {describe(exc)}"
+
+
 def _facts(text: str, tree: ast.Module, file_scan: FileScan, lends: bool = False) -> ScreenFacts:
     return ScreenFacts(
         FileScan(file_scan.depth, "", file_scan.functions), file_scan.nodes,
@@ -312,21 +317,39 @@ class Analyzer:
         exc: Exception,
     ) -> tuple[list[Finding], list[FileError]]:
         """What :meth:`analyze` gives when the analysis of ``sources`` together raised
-        ``exc`` (a recursion the depth limits did not foresee, a fault of the engine):
-        each file analyzed alone with the same context, and an error for each that
-        fails alone, so that one file never costs the others their findings."""
+        ``exc`` (a recursion the depth limits did not foresee, a fault of the engine).
+
+        Each checked file is tried alone (with the same context) to find the ones that
+        fail on their own; they are reported as errors, and the others are analyzed
+        together again, with the failing ones as context where that works: a file that
+        imports a broken one keeps the findings it has with it (or, if even that raises,
+        without it). Files that fail only together are all reported."""
         if len(sources) > 1:
-            findings: list[Finding] = []
-            errors: list[FileError] = []
+            broken: list[tuple[str, Exception]] = []
             for source in sources:
-                found, failed = self.analyze([source], facts, context)
-                findings.extend(found)
-                errors.extend(failed)
-            findings.sort(key=lambda f: f.sort_key)
-            errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
-            return findings, errors
-        message = _TOO_DEEP if is_too_deep(exc) else f"could not be analyzed: internal error {describe(exc)}"
-        return [], [FileError(path, None, message) for path, _ in sources]
+                try:
+                    self._analyze([source], facts, context)
+                except Exception as failure:  # noqa: BLE001 - the file to report
+                    broken.append((source[0], failure))
+            if broken:
+                bad = {path for path, _ in broken}
+                rest = [source for source in sources if source[0] not in bad]
+                errors = [FileError(path, None, _failure_message(failure)) for path, failure in broken]
+                findings: list[Finding] = []
+                if rest:
+                    with_bad = [*context, *(source for source in sources if source[0] in bad)]
+                    try:
+                        findings, more = self._analyze(rest, facts, with_bad)
+                    except Exception as failure:  # noqa: BLE001 - the broken files break their importers too
+                        try:
+                            findings, more = self._analyze(rest, facts, context)
+                        except Exception as again:  # noqa: BLE001 - these fail only together
+                            findings, more = self._analyze_apart(rest, facts, context, again)
+                        del failure
+                    errors.extend(more)
+                errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
+                return findings, errors
+        return [], [FileError(path, None, _failure_message(exc)) for path, _ in sources]
 
     def _analyze(
         self,

@@ -116,11 +116,36 @@ def test_a_chain_too_long_even_for_the_deep_stack_is_that_files_error_alone(
     ]
 
 
-def test_a_fault_of_the_engine_is_the_files_error_and_the_run_goes_on(
+VALIDATOR = (
+    "from summaryguard.guard import SummaryReconciliationError\n\n\n"
+    "def verify(checkpoint, deps):\n"
+    "    summary = checkpoint.summary\n"
+    "    if summary is None or summary.generation != checkpoint.summary_generation:\n"
+    "        raise SummaryReconciliationError('generation')\n"
+    "    if summary.partial:\n"
+    "        raise SummaryReconciliationError('partial')\n"
+    "    for dep in deps:\n"
+    "        if dep not in summary.verbatim_refs:\n"
+    "            raise SummaryReconciliationError(dep)\n"
+)
+
+
+def test_a_fault_of_the_engine_is_the_files_error_and_the_others_keep_their_findings(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Whatever the engine raises on one file (here its models, made to fail on one
-    # module), that file is reported as an error and every other file is still checked.
+    # Whatever the engine raises on one file (here its models, made to fail whenever
+    # broken.py is checked), that file is reported as an error, and every other file of
+    # its project reports what it reports without the fault: the validator in checks.py
+    # (checked in the same run, not context) still covers good.py's resume.
+    (project / "checks.py").write_text(VALIDATOR)
+    (project / "broken.py").write_text(UNCHECKED)
+    (project / "good.py").write_text(
+        "import broken\nfrom checks import verify\n\n\ndef go(checkpoint, agent, deps):\n"
+        "    verify(checkpoint, deps)\n    return agent.resume(checkpoint.summary)\n" + UNCHECKED.replace("recover", "careless")
+    )
+    clean = main(["check", "--no-cache", "--format", "json", "--jobs", "1"])
+    expected = [f for f in json.loads(capsys.readouterr().out)["findings"] if Path(f["path"]).name != "broken.py"]
+    assert clean == ExitCode.FINDINGS and {Path(f["path"]).name for f in expected} == {"good.py"}
     real = engine_analyzer.build_models
 
     def failing_on_broken(project_: Any, results: Any) -> Any:
@@ -129,13 +154,11 @@ def test_a_fault_of_the_engine_is_the_files_error_and_the_run_goes_on(
         return real(project_, results)
 
     monkeypatch.setattr(engine_analyzer, "build_models", failing_on_broken)
-    (project / "broken.py").write_text(UNCHECKED)
-    (project / "good.py").write_text("import broken\n\n" + UNCHECKED)
     status = main(["check", "--no-cache", "--format", "json", "--jobs", "1"])
     report = json.loads(capsys.readouterr().out)
     assert status == ExitCode.ERROR
     assert messages(report) == {"broken.py": "could not be analyzed: internal error KeyError: 'a fault of the engine'"}
-    assert {Path(f["path"]).name for f in report["findings"]} == {"good.py"}
+    assert report["findings"] == expected
 
 
 # -- size ----------------------------------------------------------------------------------
