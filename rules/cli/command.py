@@ -113,8 +113,8 @@ class _Output:
 def _usable(stream: TextIO | None) -> TextIO:
     """``stream`` made safe to report on: a closed one (``>&-``) writes nowhere, and one
     whose encoding cannot spell every character (a cp1252 console, ``PYTHONIOENCODING=ascii``)
-    escapes what it cannot (``\\u65e5``, which a JSON reader decodes back) instead of failing
-    halfway through the report on a path beyond ASCII."""
+    escapes what it cannot (``\\u65e5``) instead of failing halfway through the report on a
+    path beyond ASCII. JSON and SARIF write their own escapes there (:func:`.formats.json_ascii`)."""
     if stream is None:
         return open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process's life
     encoding = getattr(stream, "encoding", None) or "utf-8"

@@ -177,11 +177,13 @@ def test_file_names_that_are_not_utf8_give_valid_utf8_output(project: Path, fmt:
 
 
 @pytest.mark.parametrize("encoding", ["cp1252", "ascii"])
-@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
 def test_an_output_encoding_without_the_paths_characters_escapes_them(project: Path, fmt: str, encoding: str) -> None:
     # A cp1252 console (Windows) or PYTHONIOENCODING=ascii: the report stopped halfway on
-    # a path beyond its encoding with an internal error. What it cannot spell is escaped.
+    # a path beyond its encoding with an internal error. What it cannot spell is escaped;
+    # JSON and SARIF stay valid, also for a character beyond the BMP.
     (project / "日本.py").write_text(AGENT, encoding="utf-8")
+    (project / "bad_😀.py").write_text(AGENT, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "SUMMARYGUARD_DEBUG"}
     env["PYTHONIOENCODING"] = encoding
     result = subprocess.run(
@@ -189,10 +191,12 @@ def test_an_output_encoding_without_the_paths_characters_escapes_them(project: P
     )
     assert (result.returncode, result.stderr) == (ExitCode.FINDINGS, b"")
     out = result.stdout.decode("ascii")
-    if fmt == "json":  # the escape is JSON's own: the reader gets the name back
-        assert [f["path"] for f in json.loads(out)["findings"]] == ["日本.py"]
+    if fmt == "json":  # the escapes are JSON's own: the reader gets the names back
+        assert sorted(f["path"] for f in json.loads(out)["findings"]) == ["bad_😀.py", "日本.py"]
+    elif fmt == "sarif":
+        assert len(json.loads(out)["runs"][0]["results"]) == 2
     else:
-        assert "\\u65e5\\u672c.py" in out
+        assert "\\u65e5\\u672c.py" in out and "bad_\\U0001f600.py" in out
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")

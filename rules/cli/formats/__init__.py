@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from ..report import Report
 
-__all__ = ["FORMATS", "DEFAULT_FORMAT", "Formatter", "formatter", "write_report"]
+__all__ = ["FORMATS", "DEFAULT_FORMAT", "Formatter", "formatter", "json_ascii", "write_report"]
 
 Formatter = Callable[["Report", TextIO], None]
 
@@ -43,3 +43,15 @@ def formatter(fmt: str) -> Formatter:
 def write_report(report: Report, fmt: str, stream: TextIO) -> None:
     """Write ``report`` to ``stream`` in the format named ``fmt``."""
     formatter(fmt)(report, stream)
+
+
+def json_ascii(stream: TextIO) -> bool:
+    """Whether JSON written to ``stream`` must escape every character beyond ASCII
+    (``ensure_ascii``): a stream whose encoding is not UTF-8 (a cp1252 console) cannot
+    spell them, and its own escapes (``\\U0001f600``) are not JSON's."""
+    import codecs
+
+    try:
+        return codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name != "utf-8"
+    except LookupError:
+        return True
