@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from summaryguard.guard.errors import ReconciliationKind, SummaryReconciliationError
-from summaryguard.guard.reconcile import AcceptDivergence
+from summaryguard.guard.reconcile import AcceptDivergence, check_provenance
 from summaryguard.guard.resume import resume_guard
 from summaryguard.guard.tools import refuse_rederivation, register_refusal_escalation
 from summaryguard.guard.turn import ResumedTurn, accept_divergence, current_turn
@@ -180,8 +180,7 @@ class GuardedGraph:
         hook, and kept on the resumed turn), and the tools that produced the
         accepted references may run again.
         """
-        if not reason or not reason.strip():
-            raise ValueError("accepting() needs a reason: the record is the new fact's provenance")
+        check_provenance("accepting", reason, accepted_by)  # refused here, not at the resume it was for
         names = frozenset([refs] if isinstance(refs, str) else refs)
         accepted_kinds = frozenset(ReconciliationKind(k) for k in kinds)
         if ReconciliationKind.REDERIVATION in accepted_kinds:

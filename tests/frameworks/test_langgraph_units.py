@@ -557,6 +557,11 @@ def test_guard_graph_refuses_what_it_cannot_guard() -> None:
     graph = guard_graph(_graph())
     with pytest.raises(ValueError, match="reason"):
         graph.accepting("x", reason=" ")
+    # refused when given, not at the resume it was meant for (where it failed closed, later)
+    with pytest.raises(ValueError, match=r"who accepted it \(accepted_by\)"):
+        graph.accepting("x", reason="why", accepted_by="")
+    with pytest.raises(TypeError, match="reason string, got int"):
+        graph.accepting("x", reason=5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="references"):
         graph.accepting((), reason="why")
     assert graph.accepting(kinds=["no-summary"], reason="adopting an old thread")._acceptance is not None
