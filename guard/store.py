@@ -202,6 +202,8 @@ class CheckpointStore:
         """
         with self._locked():
             resumed, tag, ledger = self._verified_latest(allow_rollback=False)
+            if ledger is None and self._scan()[2]:
+                raise self._foreign_ledger()  # another seal's ledger: claiming would replace it
             if ledger is None:
                 base = Ledger(0, resumed.turn if resumed else None, (tag,) if tag else ())
             else:
@@ -226,7 +228,9 @@ class CheckpointStore:
         """
         with self._locked():
             resumed, tag = (None, "") if turn is None else self._load_sealed(turn)
-            turns, ledger, _ = self._scan()
+            turns, ledger, names = self._scan()
+            if ledger is None and names and not self.keyed:
+                raise self._foreign_ledger()  # a keyed folder: only a store with its key acknowledges
             epoch = max(ledger.epoch if ledger else 0, self._epoch) + 1
             for newer in turns:
                 if turn is None or newer > turn:
@@ -370,11 +374,7 @@ class CheckpointStore:
         if self.keyed and turns:
             raise self._missing_ledger(turns[-1])
         if names:  # a ledger this store cannot verify: renaming it over would wipe another's record
-            raise CheckpointWriteError(
-                os.fspath(self.folder),
-                "the folder's ledger does not verify with this store's seal (written by a store with a key? "
-                f"open this one with the same key, or set {KEY_ENV}); nothing was written",
-            )
+            raise self._foreign_ledger()
         # A new folder, or one written before ledgers existed: start one.
         ledger = Ledger(self._epoch, turns[-1] if turns else None)
         self._record(ledger, durable=True)
@@ -538,6 +538,13 @@ class CheckpointStore:
                 high_water=high,
                 found_turn=turns[-1],
             )
+
+    def _foreign_ledger(self) -> CheckpointWriteError:
+        return CheckpointWriteError(
+            os.fspath(self.folder),
+            "the folder's ledger does not verify with this store's seal (written by a store with a key? "
+            f"open this one with the same key, or set {KEY_ENV}); nothing was written",
+        )
 
     def _missing_ledger(self, newest: int) -> CheckpointRollbackError:
         return CheckpointRollbackError(

@@ -168,6 +168,23 @@ def test_a_store_without_the_key_writes_nothing_into_a_keyed_folder(tmp_path: Pa
     assert CheckpointStore(tmp_path, key=KEY).latest() == sample(2)
 
 
+def test_a_store_without_the_key_cannot_claim_or_roll_back_a_keyed_folder(tmp_path: Path) -> None:
+    # With no checkpoint file yet, writer() and rollback_to() renamed the keyed ledger to a
+    # plain one: a later keyed claim started again at epoch 1 and a stale keyed writer was
+    # no longer fenced.
+    keyed = CheckpointStore(tmp_path, key=KEY)
+    stale = keyed.writer()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    plain = CheckpointStore(tmp_path)
+    for attempt in (plain.writer, lambda: plain.rollback_to(None)):
+        with pytest.raises(CheckpointWriteError, match="does not verify with this store's seal"):
+            attempt()
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    CheckpointStore(tmp_path, key=KEY).writer()
+    with pytest.raises(StaleWriterError):
+        stale.save(sample(1))
+
+
 @pytest.mark.parametrize("layout", ["store", "other"])
 @pytest.mark.parametrize("reseal", RESEALS.values(), ids=RESEALS.keys())
 @pytest.mark.parametrize("edit", EDITS.values(), ids=EDITS.keys())
