@@ -385,7 +385,7 @@ def after_host_rejection(text: str, target: str | None, host_error: SyntaxError,
     if (
         isinstance(host_error, IndentationError)
         or host_error.msg in _CPYTHON_LIMITS
-        or host_error.msg.startswith(_LITERAL_ERRORS)
+        or (host_error.msg.startswith(_LITERAL_ERRORS) and _NEWER_UNICODE not in host_error.msg)
         or "\0" in text
         or _bracket_depth(text) > MAX_BRACKETS
     ):
@@ -419,6 +419,9 @@ _CPYTHON_LIMITS = frozenset(
 #: ``b"..."``): libcst keeps literals as written and never decodes them, so it accepts such a
 #: text, which no Python 3 runs (``"C:\\Users"``: ``\\U`` starts an escape).
 _LITERAL_ERRORS = ("(unicode error)", "(value error)", "bytes can only contain ASCII")
+#: ... except a ``\\N{...}`` name the host's Unicode database does not know: a newer
+#: Python's may (``\\N{WIRELESS}`` is Unicode 14, Python 3.11's database 14, 3.10's 13).
+_NEWER_UNICODE = "unknown Unicode character name"
 #: Bracket nesting beyond which libcst is not asked (CPython's own limit is 200).
 MAX_BRACKETS = 200
 _BRACKETS = re.compile(r"[\[\](){}]")

@@ -131,6 +131,18 @@ def test_a_real_syntax_error_is_still_exit_2_with_path_and_line(
     assert {f["path"] for f in report["findings"]} == {"good.py"}
 
 
+def test_a_unicode_name_the_host_does_not_know_is_no_syntax_error(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "\N{...}" is decoded with the host's Unicode database: a name that only a newer one
+    # knows is CPython's "unknown Unicode character name" here, and valid for the target.
+    (project / "signal.py").write_text('SIGNAL = "\\N{NO NAME ANY UNICODE HAS}"\n' + RESUME)
+    (project / "good.py").write_text(RESUME)
+    status, report = run(capsys, "signal.py", "good.py")
+    assert report["errors"] == []
+    assert {f["path"] for f in report["findings"]} <= {"signal.py", "good.py"} and status == 1
+
+
 # -- the target ----------------------------------------------------------------------------
 
 
