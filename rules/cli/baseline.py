@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -52,6 +53,7 @@ __all__ = [
     "compare",
     "entries_for",
     "load_baseline",
+    "writable_baseline",
     "write_baseline",
 ]
 
@@ -182,7 +184,7 @@ def write_baseline(path: Path | str, entries: Iterable[BaselineEntry]) -> None:
     renamed over ``path``. It gets the permissions a new file normally gets
     (the baseline is meant to be committed), or those of the file it replaces.
     """
-    path = _writable_target(Path(path))
+    path = writable_baseline(Path(path))
     document = {
         "version": BASELINE_VERSION,
         "tool": "summaryguard",
@@ -214,13 +216,15 @@ def write_baseline(path: Path | str, entries: Iterable[BaselineEntry]) -> None:
     _sync_folder(folder)
 
 
-def _writable_target(path: Path) -> Path:
+def writable_baseline(path: Path) -> Path:
     """The file ``--write-baseline`` may replace at ``path``, or :class:`BaselineError`.
 
     Why: the write renames a new file over ``path``, which would turn a device or a pipe
     into a plain file and wipe whatever file a mistyped path names (a source file, the
-    configuration). Only a new path, an empty file or an earlier baseline (any version)
-    is replaced; a symbolic link is followed to the file it names, which is held to the same rule."""
+    configuration). Only a new path, an empty file or an earlier baseline (any version,
+    or one that a merge left with conflict markers: writing it anew is how that is
+    fixed) is replaced; a symbolic link is followed to the file it names, which is held
+    to the same rule."""
     target = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
         info = target.stat()
@@ -232,10 +236,14 @@ def _writable_target(path: Path) -> Path:
         raise BaselineError(path, "cannot write baseline: not a regular file (refusing to replace it)")
     if info.st_size == 0:
         return target
+    raw = b""
     try:
-        data = json.loads(read_regular_file(str(target), MAX_BASELINE_BYTES).decode("utf-8"))
+        raw = read_regular_file(str(target), MAX_BASELINE_BYTES)
+        data = json.loads(raw.decode("utf-8"))
     except (FileRefused, OSError, UnicodeDecodeError, ValueError, RecursionError, MemoryError):
         data = None
+    if _WRITTEN_BY_US in raw and _CONFLICT.search(raw):
+        return target  # a baseline git could not merge
     if not (isinstance(data, dict) and "version" in data and isinstance(data.get("findings"), list)):
         raise BaselineError(
             path,
@@ -243,6 +251,11 @@ def _writable_target(path: Path) -> Path:
             "(refusing to overwrite it; remove it or choose another path)",
         )
     return target
+
+
+#: What every baseline this tool writes holds, and the marker lines a failed ``git merge`` leaves.
+_WRITTEN_BY_US = b'"tool": "summaryguard"'
+_CONFLICT = re.compile(rb"^(<<<<<<<|>>>>>>>) ", re.MULTILINE)
 
 
 def _umask() -> int:

@@ -109,7 +109,10 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
     codes = _selected_codes(config, options, known)
     baseline_path = None if options.baseline is None else Path(options.baseline)  # like PATHs: as given
     if baseline_path is not None:
-        from .baseline import compare, entries_for, load_baseline, write_baseline
+        from .baseline import compare, entries_for, load_baseline, writable_baseline, write_baseline
+
+        if options.write_baseline:
+            writable_baseline(baseline_path)  # refused before the analysis, not after it
     baseline = None if baseline_path is None or options.write_baseline else load_baseline(baseline_path)
     vocabulary = Vocabulary.build(
         tool_calls=config.tool_calls,

@@ -194,20 +194,26 @@ def test_write_baseline_replaces_only_a_baseline_an_empty_file_or_nothing(
     source = (project / "agent.py").read_bytes()
     os.mkfifo(project / "pipe.json")
     (project / "notes.json").write_text('{"keep": "me"}\n')
-    for name in ("agent.py", "pipe.json", "notes.json", "pyproject.toml"):
+    (project / "conflicted.json").write_text('<<<<<<< HEAD\n{"keep": 1}\n=======\n{"keep": 2}\n>>>>>>> topic\n')
+    for name in ("agent.py", "pipe.json", "notes.json", "pyproject.toml", "conflicted.json"):
         status, _, err = check(capsys, "--baseline", name, "--write-baseline", "agent.py")
         assert status == ExitCode.ERROR, name
         assert err.startswith(f"{name}: error: cannot write baseline: "), err
     assert (project / "agent.py").read_bytes() == source
     assert stat.S_ISFIFO((project / "pipe.json").lstat().st_mode)
     assert (project / "notes.json").read_text() == '{"keep": "me"}\n'
-    # an empty file, an earlier baseline (even of another version) and a link to one are replaced
+    # an empty file, an earlier baseline (even of another version, or one a merge left
+    # with conflict markers) and a link to one are replaced
     (project / "empty.json").write_text("")
     (project / "old.json").write_text('{"version": 0, "findings": []}')
+    (project / "merged.json").write_text(
+        '{\n  "version": 1,\n  "tool": "summaryguard",\n  "findings": [\n<<<<<<< HEAD\n    {"fingerprint": "a"}\n'
+        '=======\n    {"fingerprint": "b"}\n>>>>>>> topic\n  ]\n}\n'
+    )
     (project / "kept").mkdir()
     (project / "kept" / "real.json").write_text('{"version": 1, "findings": []}')
     (project / "link.json").symlink_to(Path("kept") / "real.json")
-    for name in ("empty.json", "old.json", "link.json"):
+    for name in ("empty.json", "old.json", "merged.json", "link.json"):
         status, _, err = check(capsys, "--baseline", name, "--write-baseline", "agent.py")
         assert status == ExitCode.OK, err
         assert [e.code for e in load_baseline(project / name)] == ["SG101", "SG102", "SG103", "SG201"]
