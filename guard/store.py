@@ -55,11 +55,11 @@ from pathlib import Path
 from typing import Any
 
 from . import _files
-from .check import normalize_deps
 from ._digest import KEY_ENV, Seal, seal_for
 from ._ledger import PREFIX as _LEDGER_PREFIX
 from ._ledger import Ledger, tag_of
 from ._ledger import parse as _parse_ledger
+from .check import normalize_deps
 from .errors import (
     CheckpointFormatError,
     CheckpointIntegrityError,

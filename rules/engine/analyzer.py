@@ -340,12 +340,11 @@ class Analyzer:
                     with_bad = [*context, *(source for source in sources if source[0] in bad)]
                     try:
                         findings, more = self._analyze(rest, facts, with_bad)
-                    except Exception as failure:  # noqa: BLE001 - the broken files break their importers too
+                    except Exception:  # noqa: BLE001 - the broken files break their importers too
                         try:
                             findings, more = self._analyze(rest, facts, context)
                         except Exception as again:  # noqa: BLE001 - these fail only together
                             findings, more = self._analyze_apart(rest, facts, context, again)
-                        del failure
                     errors.extend(more)
                 errors.sort(key=lambda e: (e.path, e.line or 0, e.message))
                 return findings, errors
