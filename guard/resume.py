@@ -402,10 +402,7 @@ def _sg_make({closure}):
                     elif _sg_cp.__class__ not in _sg_frozen:
                         _sg_m = _sg_snap(_sg_get(_sg_cp.__class__) or _sg_adapter_for(_sg_cp), _sg_cp)
                     _sg_refs = _sg_s.verbatim_refs
-                    _sg_k = _sg_readable.get(_sg_refs.__class__)
-                    if _sg_k is None:
-                        _sg_k = _sg_learn(_sg_refs.__class__)
-                    if not _sg_k:
+                    if _sg_refs.__class__ not in _sg_readable and not _sg_learn(_sg_refs.__class__):
                         _sg_ok = False  # "a" in "abc", a str subclass, no container: the generic path refuses
                     else:
                         for _sg_d in _sg_deps:
@@ -416,10 +413,7 @@ def _sg_make({closure}):
                 _sg_adapter = _sg_get(_sg_cp.__class__) or _sg_adapter_for(_sg_cp)
                 _sg_t, _sg_rec, _sg_has, _sg_gen, _sg_partial, _sg_refs = _sg_adapter.extract(_sg_cp)
                 _sg_ok = _sg_has and _sg_gen is not None and _sg_gen == _sg_rec and not _sg_partial
-                _sg_k = _sg_readable.get(_sg_refs.__class__)
-                if _sg_k is None:
-                    _sg_k = _sg_learn(_sg_refs.__class__)
-                if not _sg_k:
+                if _sg_refs.__class__ not in _sg_readable and not _sg_learn(_sg_refs.__class__):
                     _sg_ok = False
                 elif _sg_ok and _sg_deps:
                     if _sg_refs.__class__ in _sg_sets:
@@ -451,17 +445,18 @@ def _sg_make({closure}):
 #: Builtins the template uses, bound in its namespace as ``_sg_<name>``: a
 #: parameter of the guarded function named ``str`` or ``Exception`` must not
 #: change what the wrapper means (the template names no builtin directly).
-#: By class of ``verbatim_refs``: whether the inline check may read such refs itself, as
-#: :func:`.check.facts_of` decides (a container that is not text: a dict, the adapters' own
-#: views, an ``OrderedDict``). A ``str`` subclass (``numpy.str_``, a ``StrEnum``), bytes or
-#: an object that is no container takes the generic path, which refuses it. Learned once
-#: per class (:func:`_learn_refs_class`): the fast path pays one dictionary look-up.
-_READABLE_REFS: dict[type, bool] = {dict: True, set: True, frozenset: True, list: True, tuple: True, str: False}
+#: The classes of ``verbatim_refs`` the inline check reads itself, as :func:`.check.facts_of`
+#: decides (a container that is not text: a dict, the adapters' own views, an ``OrderedDict``).
+#: A ``str`` subclass (``numpy.str_``, a ``StrEnum``), bytes or an object that is no container
+#: takes the generic path, which refuses it. A class is added when first seen
+#: (:func:`_learn_refs_class`): the fast path pays one set look-up.
+_READABLE_REFS: set[type] = {dict, set, frozenset, list, tuple}
 
 
 def _learn_refs_class(cls: type) -> bool:
     readable = not issubclass(cls, (str, bytes)) and issubclass(cls, Container)
-    _READABLE_REFS[cls] = readable
+    if readable:
+        _READABLE_REFS.add(cls)
     return readable
 
 
