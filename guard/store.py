@@ -64,6 +64,7 @@ from .errors import (
     CheckpointFormatError,
     CheckpointIntegrityError,
     CheckpointRollbackError,
+    CheckpointStoreError,
     CheckpointWriteError,
     StaleWriterError,
     UnsafeCheckpointPathError,
@@ -119,6 +120,8 @@ class CheckpointStore:
         self._prefix = os.path.join(self._dir, "")  # the folder with its separator: prefix + name is the path
         self._seal: Seal = seal_for(key)
         if not self.folder.is_dir():
+            if self.folder.exists():
+                raise CheckpointStoreError(os.fspath(self.folder), "not a folder: a file has the store's name")
             try:
                 self.folder.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -128,20 +131,25 @@ class CheckpointStore:
                 ) from None
         if lock is not None and not (callable(getattr(lock, "acquire", None)) and callable(getattr(lock, "release", None))):
             raise TypeError(f"CheckpointStore(lock=...) takes a lock (store.lock, a CompactionLock), got {type(lock).__name__}")
-        if lock is None:
-            self._lock_path: Path | None = self.folder / LOCK_NAME
-            self._refuse_unsafe_lock_path()
-            lock = CompactionLock(self._lock_path)
-        else:
-            self._lock_path = None
-        self.lock = lock
-        #: The ledger name this store last saw under the lock, and what it says.
-        self._ledger_seen: tuple[str, Ledger] | None = None
-        #: The furthest ledger this store has seen, as (epoch, turn): the ledger only moves
-        #: forward (a write raises the turn, a claim or a rollback the epoch), so one that
-        #: goes back while the store is open is a rollback too.
-        self._seen: tuple[int, int] | None = None
-        _, ledger, _ = self._scan()
+        try:
+            if lock is None:
+                self._lock_path: Path | None = self.folder / LOCK_NAME
+                self._refuse_unsafe_lock_path()
+                lock = CompactionLock(self._lock_path)
+            else:
+                self._lock_path = None
+            self.lock = lock
+            #: The ledger name this store last saw under the lock, and what it says.
+            self._ledger_seen: tuple[str, Ledger] | None = None
+            #: The furthest ledger this store has seen, as (epoch, turn): the ledger only moves
+            #: forward (a write raises the turn, a claim or a rollback the epoch), so one that
+            #: goes back while the store is open is a rollback too.
+            self._seen: tuple[int, int] | None = None
+            _, ledger, _ = self._scan()
+        except PermissionError as exc:  # the folder cannot be listed (or searched) by this process
+            raise CheckpointStoreError(
+                os.fspath(self.folder), f"the folder cannot be read: {exc.strerror or exc}", errno_=exc.errno
+            ) from None
         #: The epoch this store writes under: a later claim (``writer()``) elsewhere fences it.
         self._epoch = ledger.epoch if ledger is not None else 0
         self._housekeeping()

@@ -19,6 +19,7 @@ from summaryguard.guard import (
     Checkpoint,
     CheckpointIntegrityError,
     CheckpointStore,
+    CheckpointStoreError,
     CheckpointWriteError,
     CompactionLock,
     Compactor,
@@ -432,6 +433,10 @@ def test_wrong_types_are_refused_where_they_are_given(tmp_path: Path) -> None:
     compactor = Compactor(lambda prev, turns: "text")
     with pytest.raises(TypeError, match="previous=...\\) takes a Summary, got dict"):
         compactor.compact([_turn(1)], previous={"generation": 1})  # type: ignore[arg-type]
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(CheckpointStoreError, match="not a folder: a file has the store's name"):
+        CheckpointStore(tmp_path / "afile")  # said so, not "cannot be created: File exists"
+    assert (tmp_path / "afile").read_text() == "x"
     store = CheckpointStore(tmp_path)
     store.path_for(2).mkdir()  # the turn's file name taken by a folder
     with pytest.raises(CheckpointWriteError, match="cannot put the new file in place: Is a directory"):

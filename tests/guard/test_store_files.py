@@ -256,9 +256,11 @@ def test_a_folder_this_user_cannot_write_opens_and_reads(tmp_path: Path) -> None
 def _read_as_another_user(outer: Path) -> None:
     folder = outer / "cps"
     CheckpointStore(folder).save(cp(1))
+    hidden = outer / "hidden"  # a folder this user cannot even list
+    CheckpointStore(hidden).save(cp(1))
     code = f"""
         import errno, os, threading
-        from summaryguard.guard import CheckpointStore, CheckpointWriteError  # before: root's stdlib
+        from summaryguard.guard import CheckpointStore, CheckpointStoreError, CheckpointWriteError  # before: root's stdlib
         if os.getuid() == 0:
             os.setgid(65534); os.setuid(65534)
         store = CheckpointStore({str(folder)!r})
@@ -269,15 +271,22 @@ def _read_as_another_user(outer: Path) -> None:
             assert err.errno in (errno.EACCES, errno.EPERM), err.errno
             assert "read-only" in err.reason, err.reason
             print("refused")
+        try:
+            CheckpointStore({str(hidden)!r})  # was a bare PermissionError on the lock file's path
+        except CheckpointStoreError as err:
+            assert err.reason == "the folder cannot be read: Permission denied", err.reason
+            assert err.path == {str(hidden)!r}
+            print("unreadable")
     """
     os.chmod(folder, 0o755)
     for p in folder.iterdir():
         os.chmod(p, 0o644)
+    os.chmod(hidden, 0o700)
     os.chmod(outer, 0o755)
     result = run_python(code)
     if result.returncode and "PermissionError" in result.stderr and "setuid" in result.stderr:
         pytest.skip("cannot drop privileges here")
-    assert result.returncode == 0 and result.stdout.strip() == "refused", result.stderr
+    assert result.returncode == 0 and result.stdout.split() == ["refused", "unreadable"], result.stderr
 
 
 # -- B10: a fixed nesting limit, whatever the stack --------------------------------------------
