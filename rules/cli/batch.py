@@ -189,7 +189,9 @@ def _check(
         for path, digest, file_facts in screened:
             _store_facts(cache, path, digest, file_facts)
         screened.clear()
-        cache.flush()
+        problem = cache.flush()
+        if problem is not None:
+            batch.warnings.append(problem)
 
     wanted: list[tuple[str, str]] = []
     lenders: set[str] = set()  # screened out, but lending their classes: context where imported

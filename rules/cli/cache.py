@@ -491,13 +491,22 @@ class ResultCache:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def flush(self) -> None:
+    def flush(self) -> str | None:
         """Write the screen verdicts, the module records and the facts if any changed; set
-        up the folder on first use."""
+        up the folder on first use. Returns why nothing could be kept, if so: a run whose
+        results are silently not cached is slow on every commit for no reason anyone sees."""
         if not (self._screen_dirty or self._modules_dirty or self._facts):
-            return
+            return None
         if not self._set_up():
-            return
+            self._screen_dirty.clear()
+            self._modules_dirty = False
+            self._facts.clear()
+            if not self.owned():
+                return (
+                    f"results are not cached: {self.folder} is not summaryguard's cache folder "
+                    "(a file, a link, or a folder holding other files and no CACHEDIR.TAG), so it is left alone"
+                )
+            return f"results are not cached: {self.folder} cannot be created or written"
         if self._screen_dirty and _writable_folder(self.here / SCREEN_FOLDER):
             for name in sorted(self._screen_dirty):
                 document = {"settings": self.settings, "entries": self._screen[name]}
@@ -520,6 +529,7 @@ class ResultCache:
             os.utime(self.here)  # its age is its last use: settings folders are pruned by it
         except OSError:  # pragma: no cover - just set up by this process
             pass
+        return None
 
     def _set_up(self) -> bool:
         """Make sure the folders exist and are marked; False if the cache must not write.

@@ -22,14 +22,17 @@ from summaryguard.rules.cli import main
 AGENT = "def go(checkpoint):\n    return checkpoint.resume_context()\n"
 
 
-def check(cwd: Path, cache_dir: Path | str, *paths: str) -> tuple[int, str]:
-    """``summaryguard check`` in ``cwd`` with ``$SUMMARYGUARD_CACHE_DIR`` set (in process: many runs)."""
+def check(cwd: Path, cache_dir: Path | str, *paths: str, stderr: list[str] | None = None) -> tuple[int, str]:
+    """``summaryguard check`` in ``cwd`` with ``$SUMMARYGUARD_CACHE_DIR`` set (in process: many
+    runs); what it says on stderr is appended to ``stderr`` when given."""
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(cwd)
         patch.setenv(CACHE_DIR_ENV, str(cache_dir))
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             status = main(["check", *paths])
+    if stderr is not None:
+        stderr.append(err.getvalue())
     return status, out.getvalue()
 
 
@@ -89,11 +92,28 @@ def test_a_folder_of_the_cache_s_name_that_is_not_its_own_is_left_alone(tmp_path
     (theirs / ".gitignore").write_text("keep\n")
     project.mkdir()
     (project / "a.py").write_text(AGENT)
-    first = check(project, shared, "a.py")
+    said: list[str] = []
+    first = check(project, shared, "a.py", stderr=said)
     assert first[0] == 1
     assert check(project, shared, "a.py")[1].splitlines()[:-1] == first[1].splitlines()[:-1]
     assert sorted(p.name for p in theirs.iterdir()) == [".gitignore", "sub"]
     assert (theirs / ".gitignore").read_text() == "keep\n"
+    # the run says why it is not cached, instead of being slow on every commit unexplained
+    assert said == [f"summaryguard: warning: results are not cached: {theirs} is not summaryguard's cache folder "
+                    "(a file, a link, or a folder holding other files and no CACHEDIR.TAG), so it is left alone\n"]
+
+
+def test_a_cache_variable_naming_a_file_is_said_and_the_file_left_alone(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "a.py").write_text(AGENT)
+    (tmp_path / "afile").write_text("mine")
+    said: list[str] = []
+    status, out = check(project, tmp_path / "afile", "a.py", stderr=said)
+    assert status == 1 and "SG101" in out
+    assert said == [f"summaryguard: warning: results are not cached: {tmp_path / 'afile' / OWNED_FOLDER} "
+                    "cannot be created or written\n"]
+    assert (tmp_path / "afile").read_text() == "mine"
 
 
 def test_an_existing_gitignore_in_the_cache_s_folder_is_not_replaced(tmp_path: Path) -> None:
