@@ -16,13 +16,13 @@ resort and reported as an internal error (exit 2). Set
 
 from __future__ import annotations
 
-import codecs
 import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from .exitcodes import ExitCode
+from .formats import writes_utf8
 
 if TYPE_CHECKING:  # pragma: no cover
     from .runner import CheckOptions
@@ -114,15 +114,10 @@ def _usable(stream: TextIO | None) -> TextIO:
     """``stream`` made safe to report on: a closed one (``>&-``) writes nowhere, and one
     whose encoding cannot spell every character (a cp1252 console, ``PYTHONIOENCODING=ascii``)
     escapes what it cannot (``\\u65e5``) instead of failing halfway through the report on a
-    path beyond ASCII. JSON and SARIF write their own escapes there (:func:`.formats.json_ascii`)."""
+    path beyond ASCII. JSON and SARIF write their own escapes there (:func:`.formats.writes_utf8`)."""
     if stream is None:
         return open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process's life
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    try:
-        utf8 = codecs.lookup(encoding).name == "utf-8"
-    except LookupError:
-        utf8 = False
-    if not utf8 and getattr(stream, "errors", None) == "strict":
+    if getattr(stream, "errors", None) == "strict" and not writes_utf8(stream):
         try:
             stream.reconfigure(errors="backslashreplace")  # type: ignore[attr-defined]
         except (AttributeError, ValueError, OSError):

@@ -12,6 +12,7 @@ metadata cost a pre-commit run tens of milliseconds it does not need).
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable
 from importlib import import_module
 from typing import TYPE_CHECKING, TextIO
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from ..report import Report
 
-__all__ = ["FORMATS", "DEFAULT_FORMAT", "Formatter", "formatter", "json_ascii", "write_report"]
+__all__ = ["FORMATS", "DEFAULT_FORMAT", "Formatter", "formatter", "write_report", "writes_utf8"]
 
 Formatter = Callable[["Report", TextIO], None]
 
@@ -45,13 +46,12 @@ def write_report(report: Report, fmt: str, stream: TextIO) -> None:
     formatter(fmt)(report, stream)
 
 
-def json_ascii(stream: TextIO) -> bool:
-    """Whether JSON written to ``stream`` must escape every character beyond ASCII
-    (``ensure_ascii``): a stream whose encoding is not UTF-8 (a cp1252 console) cannot
-    spell them, and its own escapes (``\\U0001f600``) are not JSON's."""
-    import codecs
-
+def writes_utf8(stream: object) -> bool:
+    """Whether ``stream`` encodes text as UTF-8, so it can spell every character. Where it
+    cannot (a cp1252 console, ``PYTHONIOENCODING=ascii``), the command line makes it escape
+    what it cannot encode, and JSON escapes every character beyond ASCII itself
+    (``ensure_ascii``): Python's escapes (``\\U0001f600``) are not JSON's."""
     try:
-        return codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name != "utf-8"
+        return codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name == "utf-8"
     except LookupError:
-        return True
+        return False

@@ -14,7 +14,7 @@ import os
 from typing import Any, TextIO
 
 from ..report import Report, displayable, step_path
-from . import json_ascii
+from . import writes_utf8
 
 __all__ = ["SCHEMA_VERSION", "report_to_dict", "write_json"]
 
@@ -59,5 +59,5 @@ def report_to_dict(report: Report) -> dict[str, Any]:
 
 
 def write_json(report: Report, stream: TextIO) -> None:
-    json.dump(report_to_dict(report), stream, indent=2, ensure_ascii=json_ascii(stream))
+    json.dump(report_to_dict(report), stream, indent=2, ensure_ascii=not writes_utf8(stream))
     stream.write("\n")

@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 from ..fingerprint import FINGERPRINT_KEY
 from ..report import ErrorLike, FindingLike, Report, RuleInfo, displayable
-from . import json_ascii
+from . import writes_utf8
 
 __all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "artifact_location", "information_uri", "report_to_sarif", "write_sarif"]
 
@@ -166,5 +166,5 @@ def report_to_sarif(report: Report, cwd: str | None = None) -> dict[str, Any]:
 
 
 def write_sarif(report: Report, stream: TextIO) -> None:
-    json.dump(report_to_sarif(report), stream, indent=2, ensure_ascii=json_ascii(stream))
+    json.dump(report_to_sarif(report), stream, indent=2, ensure_ascii=not writes_utf8(stream))
     stream.write("\n")
