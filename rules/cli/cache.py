@@ -498,9 +498,6 @@ class ResultCache:
         if not (self._screen_dirty or self._modules_dirty or self._facts):
             return None
         if not self._set_up():
-            self._screen_dirty.clear()
-            self._modules_dirty = False
-            self._facts.clear()
             if not self.owned():
                 return (
                     f"results are not cached: {self.folder} is not summaryguard's cache folder "
