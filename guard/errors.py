@@ -64,7 +64,8 @@ class SummaryReconciliationError(RuntimeError):
 
     * ``summary_generation``: generation of the summary at hand (``None`` when
       there is no summary);
-    * ``checkpoint_turn``: the turn index the checkpoint recorded;
+    * ``checkpoint_turn``: the turn index the checkpoint recorded (for a stored
+      checkpoint that cannot be read, the turn the store read it as);
     * ``missing_ref``: the reference that could not be located verbatim
       (``""`` when the failure is not about one reference);
     * ``reason``: a sentence for people;

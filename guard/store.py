@@ -565,7 +565,14 @@ class CheckpointStore:
 
     def _load_sealed(self, turn: int) -> tuple[Checkpoint, str]:
         path = self.path_for(turn)
-        checkpoint, recorded = _read(os.fspath(path), self._seal)
+        try:
+            checkpoint, recorded = _read(os.fspath(path), self._seal)
+        except CheckpointIntegrityError as exc:
+            # the file could not be read: the turn is the one its name says, which the
+            # controller needs to choose the checkpoint to replay from
+            if exc.checkpoint_turn is None:
+                exc.checkpoint_turn = turn
+            raise
         if checkpoint.turn != turn:
             raise CheckpointIntegrityError(
                 os.fspath(path),

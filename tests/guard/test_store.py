@@ -212,7 +212,9 @@ def test_a_bad_file_fails_closed_naming_the_path(tmp_path: Path, raw: bytes, wor
     store = CheckpointStore(tmp_path)
     path = store.path_for(7)
     path.write_bytes(raw)
-    for load in (lambda: store.load(7), store.latest, lambda: CheckpointStore.load_path(path)):
+    # the store knows which turn it read (its file's name): the controller's choice needs it;
+    # a bare path says it only where the content that failed recorded one
+    for load, turn in ((lambda: store.load(7), 7), (store.latest, 7), (lambda: CheckpointStore.load_path(path), ...)):
         with pytest.raises(CheckpointIntegrityError) as info:
             load()
         err = info.value
@@ -220,6 +222,7 @@ def test_a_bad_file_fails_closed_naming_the_path(tmp_path: Path, raw: bytes, wor
         assert words in err.reason
         assert err.kind is ReconciliationKind.DIGEST_MISMATCH
         assert str(path) in str(err)  # the message names the file for the person reading it
+        assert turn is ... or err.checkpoint_turn == turn
 
 
 def test_a_checkpoint_changed_after_its_digest_was_read_still_saves_and_loads_back(tmp_path: Path) -> None:
