@@ -155,11 +155,13 @@ def fsync_folder(folder: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
-def cannot_write(exc: OSError, what: str = "cannot create a temporary file") -> str:
-    """The reason of a failed write, saying so plainly when the folder is read-only."""
+def cannot_write(exc: OSError, what: str = "cannot create a temporary file", cause: str | None = None) -> str:
+    """The reason of a failed write, saying so plainly when the folder is read-only
+    (``cause``: the system's words for it, when ``exc`` carries a sentence of its own)."""
+    cause = cause or exc.strerror
     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return (
-            f"{what} ({exc.strerror}): the folder is read-only for this process; "
+            f"{what} ({cause}): the folder is read-only for this process; "
             "it can still be read (latest(), load()), but not written"
         )
-    return f"{what}: {exc.strerror or exc}"
+    return f"{what}: {cause or exc}"

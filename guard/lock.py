@@ -311,6 +311,14 @@ class CompactionLock:
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(self.path):
                 raise _symlink_error(self.path) from exc
+            if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                # the same error class and errno, saying what could not be opened and why
+                raise type(exc)(
+                    exc.errno,
+                    f"cannot open the CompactionLock file ({exc.strerror}): its folder is read-only for this "
+                    "process; a lock shared with a CheckpointStore needs a folder this process can write",
+                    self.path,
+                ) from None
             raise
         try:
             mode = os.fstat(fd).st_mode

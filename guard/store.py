@@ -314,7 +314,9 @@ class CheckpointStore:
             if self._lock_path is not None:
                 self._refuse_unsafe_lock_path()
             raise CheckpointWriteError(
-                os.fspath(self.folder), _files.cannot_write(exc, "cannot take the store's lock"), errno_=exc.errno
+                os.fspath(self.folder),
+                _files.cannot_write(exc, "cannot take the store's lock", os.strerror(exc.errno) if exc.errno else None),
+                errno_=exc.errno,
             ) from None
 
     def _commit(

@@ -260,7 +260,7 @@ def _read_as_another_user(outer: Path) -> None:
     CheckpointStore(hidden).save(cp(1))
     code = f"""
         import errno, os, threading
-        from summaryguard.guard import CheckpointStore, CheckpointStoreError, CheckpointWriteError  # before: root's stdlib
+        from summaryguard.guard import CheckpointStore, CheckpointStoreError, CheckpointWriteError, Compactor  # before: root's stdlib
         if os.getuid() == 0:
             os.setgid(65534); os.setuid(65534)
         store = CheckpointStore({str(folder)!r})
@@ -271,6 +271,14 @@ def _read_as_another_user(outer: Path) -> None:
             assert err.errno in (errno.EACCES, errno.EPERM), err.errno
             assert "read-only" in err.reason, err.reason
             print("refused")
+        compactor = Compactor(lambda previous, turns: "s", lock=store.lock)
+        try:
+            compactor.compact([])  # was the bare "Permission denied" of the lock file's path
+        except PermissionError as err:
+            assert err.errno in (errno.EACCES, errno.EPERM), err.errno
+            assert err.strerror.startswith("cannot open the CompactionLock file (Permission denied)"), err.strerror
+            assert err.filename == {str(folder / ".summaryguard.lock")!r}, err.filename
+            print("lock")
         try:
             CheckpointStore({str(hidden)!r})  # was a bare PermissionError on the lock file's path
         except CheckpointStoreError as err:
@@ -286,7 +294,7 @@ def _read_as_another_user(outer: Path) -> None:
     result = run_python(code)
     if result.returncode and "PermissionError" in result.stderr and "setuid" in result.stderr:
         pytest.skip("cannot drop privileges here")
-    assert result.returncode == 0 and result.stdout.split() == ["refused", "unreadable"], result.stderr
+    assert result.returncode == 0 and result.stdout.split() == ["refused", "lock", "unreadable"], result.stderr
 
 
 # -- B10: a fixed nesting limit, whatever the stack --------------------------------------------
