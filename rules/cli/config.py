@@ -116,6 +116,8 @@ class Config(NamedTuple):
 def load_config(explicit: str | Path | None, cwd: Path) -> Config:
     """The run's configuration: ``explicit`` if given, else the nearest one above ``cwd``."""
     if explicit is not None:
+        if not str(explicit):  # Path("") is the current folder: an empty --config names no file
+            raise ConfigError("--config", "an empty path names no configuration file")
         path = Path(explicit)
         if not path.exists():
             raise ConfigError(path, "configuration file not found")

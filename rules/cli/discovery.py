@@ -26,6 +26,7 @@ does not exist is reported, and the other paths are still used.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -83,6 +84,16 @@ def _to_posix(relative: str) -> str:
     return relative.replace(os.sep, "/") if os.sep != "/" else relative
 
 
+def _unresolved_link(path: str) -> str:
+    """Why a symbolic link leads nowhere: a loop (it leads back to itself) or a missing target."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop (the link leads back to itself)"
+    return "broken symbolic link (its target does not exist)"
+
+
 class _Walker:
     def __init__(self, root: str, exclude: GitIgnoreSpec | None, force_exclude: bool = False) -> None:
         self.root = root
@@ -100,7 +111,7 @@ class _Walker:
         elif os.path.exists(given):
             self._add_file(given, os.path.abspath(given))
         elif os.path.lexists(given):
-            self.result.errors.append(ReadError(given, None, "broken symbolic link (its target does not exist)"))
+            self.result.errors.append(ReadError(given, None, _unresolved_link(given)))
         else:
             self.result.errors.append(ReadError(given, None, "no such file or directory"))
 

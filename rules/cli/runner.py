@@ -98,7 +98,11 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
     analyzed when the run cannot be set up.
     """
     started = time.perf_counter()
-    cwd = Path.cwd() if cwd is None else cwd
+    if cwd is None:
+        try:
+            cwd = Path.cwd()
+        except FileNotFoundError:
+            raise UsageError("the current folder no longer exists (deleted?); run from an existing folder") from None
     if options.write_baseline and options.baseline is None:
         raise UsageError("--write-baseline needs --baseline FILE (the file to write)")
     config = load_config(options.config, cwd)

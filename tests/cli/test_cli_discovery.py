@@ -121,6 +121,15 @@ def test_missing_and_broken_paths_are_errors_and_the_rest_goes_on(tmp_path: Path
     assert "broken symbolic link" in result.errors[1].message
 
 
+def test_a_named_link_to_itself_is_a_loop_not_a_missing_target(tmp_path: Path) -> None:
+    (tmp_path / "loop.py").symlink_to("loop.py")
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    result = discover([str(tmp_path / "loop.py"), str(tmp_path / "a")], root=tmp_path)
+    assert result.files == []
+    assert [e.message for e in result.errors] == ["symbolic link loop (the link leads back to itself)"] * 2
+
+
 def test_symlinks_loops_and_folder_links(tmp_path: Path) -> None:
     make(tmp_path, "pkg/a.py", "outside/b.py")
     (tmp_path / "pkg" / "loop").symlink_to(tmp_path / "pkg", target_is_directory=True)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from importlib import metadata
 from pathlib import Path
 
@@ -65,6 +68,28 @@ def test_configuration_syntax_error(project: Path, capsys: pytest.CaptureFixture
 def test_configuration_named_but_missing(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--config", "nope.toml"]) == ExitCode.ERROR
     assert capsys.readouterr().err == "nope.toml: error: configuration file not found\n"
+
+
+def test_an_empty_configuration_path_is_named_as_such(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``Path("")`` is the current folder: it was read as a configuration ("Is a directory")."""
+    assert main(["check", "--config", ""]) == ExitCode.ERROR
+    assert capsys.readouterr().err == "--config: error: an empty path names no configuration file\n"
+
+
+def test_a_deleted_current_folder_is_a_usage_error(tmp_path: Path) -> None:
+    """Run in a real process: a deleted working folder cannot be entered from pytest's own."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = (
+        "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]);"
+        "from summaryguard.rules.cli.command import main; sys.exit(main(['check', sys.argv[2]]))"
+    )
+    (tmp_path / "ok.py").write_text("x = 1\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-c", code, str(gone), str(tmp_path / "ok.py")], capture_output=True, text=True)
+    assert result.returncode == ExitCode.ERROR
+    assert result.stderr == (
+        "summaryguard check: error: the current folder no longer exists (deleted?); run from an existing folder\n"
+    )
 
 
 def test_demo_is_dispatched_with_its_arguments(capsys: pytest.CaptureFixture[str]) -> None:
