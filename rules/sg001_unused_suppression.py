@@ -28,7 +28,9 @@ class UnusedSuppressionComment(LintRule):
     ``# noqa: CODE``, that names a rule checked in this run with no finding of
     that rule on the comment's line, or that names a code no rule has
     (``SG999``; a prefix such as ``SG1`` names the rules it starts, as in
-    ``--select``, and is unknown only when it starts none).
+    ``--select``, and is unknown only when it starts none), or that is in
+    summaryguard's own form but names no code in brackets
+    (``# summaryguard: ignore SG201``, ``ignore[]``).
 
     ## Why is this bad?
     A suppression is an accepted risk written next to the code. Once the code
@@ -123,6 +125,13 @@ class UnusedSuppressionComment(LintRule):
                 handle = ctx.get("handle") or search_tool("latest")  # noqa: SG999  # expect: SG001, SG201
                 size = len(handle)  # summaryguard: ignore[SG9] reason: a prefix of no rule  # expect: SG001
                 return size
+            """
+        ),
+        Invalid(
+            """
+            def next_turn(ctx):
+                # the codes must be in brackets: this comment names none and silences nothing
+                return ctx["handle"]  # summaryguard: ignore SG201  # expect: SG001
             """
         ),
     ]

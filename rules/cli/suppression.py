@@ -23,7 +23,9 @@ before the point of failure (the engine reports the syntax error itself).
 
 A suppression that silences nothing is itself reported (SG001,
 ``unused-suppression``): :meth:`Suppressions.unused` lists the comments that
-name a code the run checked with no finding of that code on their line, and
+name a code the run checked with no finding of that code on their line,
+:meth:`Suppressions.nameless` those in our form that name no code at all
+(``# summaryguard: ignore SG201``: the brackets are missing), and
 :meth:`Suppressions.unknown` those that name a code no rule has (``SG999``,
 a typo that would otherwise leave the finding it meant to accept reported,
 or hide that it was never accepted). In ``summaryguard: ignore[...]`` every
@@ -48,6 +50,12 @@ _CODE = r"[A-Za-z]+[0-9]+"
 _CODE_LIST = rf"{_CODE}(?:\s*[,\s]\s*{_CODE})*"
 _NOQA = re.compile(rf"#\s*noqa\s*:\s*(?P<codes>{_CODE_LIST})", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*summaryguard\s*:\s*ignore\s*\[(?P<codes>[^\]]*)\]", re.IGNORECASE)
+#: Our form's head, with or without a list, anywhere in a text (an upper bound, see :func:`_names_any`).
+_IGNORE_WORDS = re.compile(r"#\s*summaryguard\s*:\s*ignore\b", re.IGNORECASE)
+#: Our form's head where a comment (or a second comment in one) begins: a comment that has it
+#: but names no code (``ignore SG201``, ``ignore[]``) is malformed, and reported (it silences
+#: nothing). Prose that quotes the form (``# summaryguard: ignore``, in backticks) is not one.
+_IGNORE_HEAD = re.compile(r"(?:^|(?<=\s))#\s*summaryguard\s*:\s*ignore\b", re.IGNORECASE)
 _SPLIT = re.compile(r"[\s,]+")
 #: An entry that can name codes: letters then at least one digit (a code or a prefix of one).
 _ENTRY = re.compile(r"(?P<letters>[A-Z]+)[0-9]+")
@@ -91,6 +99,8 @@ class Suppressions:
     spans: Mapping[int, tuple[int, int]] = field(default_factory=dict)
     #: The entries of ``summaryguard: ignore[...]`` forms, by line (no other tool's codes there).
     ours: Mapping[int, frozenset[str]] = field(default_factory=dict)
+    #: Comments in our form that name no code (``# summaryguard: ignore SG201``): line -> span.
+    malformed: Mapping[int, tuple[int, int]] = field(default_factory=dict)
 
     def silences(self, line: int, code: str) -> bool:
         entries = self.by_line.get(line)
@@ -138,6 +148,11 @@ class Suppressions:
                 found.append(self._at(line, codes))
         return found
 
+    def nameless(self) -> list[UnusedSuppression]:
+        """The comments in the ``summaryguard: ignore`` form that name no code: they were
+        written to silence something, and silence nothing (see :data:`_IGNORE_HEAD`)."""
+        return [UnusedSuppression(line, *self.malformed[line], ()) for line in sorted(self.malformed)]
+
     def _at(self, line: int, codes: list[str]) -> UnusedSuppression:
         column, end_column = self.spans.get(line, (1, 1))
         return UnusedSuppression(line, column, end_column, tuple(codes))
@@ -154,6 +169,7 @@ def parse_suppressions(text: str, letters: Collection[str] | None = None) -> Sup
     by_line: dict[int, set[str]] = {}
     spans: dict[int, tuple[int, int]] = {}
     ours: dict[int, set[str]] = {}
+    malformed: dict[int, tuple[int, int]] = {}
     if not may_hold_suppressions(text):
         return Suppressions({})
     if letters is not None and not _names_any(text, frozenset(letters)):
@@ -163,25 +179,29 @@ def parse_suppressions(text: str, letters: Collection[str] | None = None) -> Sup
         for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
             if token.type == tokenize.COMMENT:
                 codes, named = _codes_in(token.string)
+                line = token.start[0]
+                span = (token.start[1] + 1, token.end[1] + 1)
                 if codes:
-                    line = token.start[0]
                     by_line.setdefault(line, set()).update(codes)
-                    spans[line] = (token.start[1] + 1, token.end[1] + 1)
+                    spans[line] = span
                     if named:
                         ours.setdefault(line, set()).update(named)
+                if not named and _IGNORE_HEAD.search(token.string) is not None:
+                    malformed[line] = span
     except (tokenize.TokenError, SyntaxError):
         pass  # keep what was found before the point of failure
     return Suppressions(
         {line: frozenset(codes) for line, codes in by_line.items()},
         spans,
         {line: frozenset(codes) for line, codes in ours.items()},
+        malformed,
     )
 
 
 def _names_any(text: str, letters: frozenset[str]) -> bool:
     """Could a comment in ``text`` name one of our codes? (Strings included: an upper
     bound, which the tokenization then settles.)"""
-    if _IGNORE.search(text) is not None:
+    if _IGNORE_WORDS.search(text) is not None:  # a list to read, or a malformed comment to report
         return True
     for match in _NOQA.finditer(text):
         for entry in _SPLIT.split(match.group("codes").upper()):

@@ -48,7 +48,7 @@ def check_comments(
     from .suppression import apply_suppressions, letter_prefixes, parse_suppressions
 
     suppressions = parse_suppressions(text, letter_prefixes(checked if known is None else known))
-    if not suppressions.by_line:
+    if not suppressions.by_line and not suppressions.malformed:
         return list(findings)
     from summaryguard.rules.engine.findings import Finding  # only for a file with suppression comments
     kept: list[F | Finding] = list(apply_suppressions(findings, suppressions))
@@ -56,9 +56,15 @@ def check_comments(
         judged = set(checked) - {CODE}
         unused = {u.line: u for u in suppressions.unused(findings, judged)}
         unknown = {u.line: u for u in suppressions.unknown(checked if known is None else known)}
+        nameless = {u.line: u for u in suppressions.nameless()}
         reported = []
-        for line in sorted(unused.keys() | unknown.keys()):
+        for line in sorted(unused.keys() | unknown.keys() | nameless.keys()):
             parts = []
+            if line in nameless:
+                parts.append(
+                    "this suppression names no rule code, so it silences nothing: name each code in "
+                    "brackets, `# summaryguard: ignore[SG201]`"
+                )
             if line in unused:
                 parts.append(f"unused suppression of {', '.join(unused[line].codes)}: no such finding on this line")
             if line in unknown:
@@ -67,7 +73,9 @@ def check_comments(
                     f"unknown rule code{'s' if len(codes) > 1 else ''} {', '.join(codes)} in this suppression: "
                     "no rule has such a code or code prefix (see `summaryguard rules`)"
                 )
-            where = unused.get(line) or unknown[line]
+            where = unused.get(line) or unknown.get(line) or nameless[line]
+            if line in unused or line in unknown:
+                parts.append("remove the code from the comment (or the comment)")
             reported.append(
                 Finding(
                     path=path,
@@ -77,7 +85,7 @@ def check_comments(
                     end_column=where.end_column,
                     code=CODE,
                     name=NAME,
-                    message="; ".join(parts) + "; remove the code from the comment (or the comment)",
+                    message="; ".join(parts),
                 )
             )
         kept.extend(apply_suppressions(reported, suppressions))

@@ -200,3 +200,43 @@ def test_check_comments_knows_every_rule_not_only_the_checked_ones() -> None:
     assert [(f.code, f.message.split(":")[0]) for f in reported] == [
         ("SG001", "unknown rule code SG202 in this suppression")
     ]
+
+
+NAMELESS = """\
+def next_turn(ctx):
+    a = ctx["a"]  # summaryguard: ignore SG201
+    b = ctx["b"]  # summaryguard: ignore[]
+    c = ctx["c"]  # SummaryGuard: Ignore -- all of it, please
+    d = ctx["d"]  # summaryguard: ignore[SG201]  # summaryguard: ignore
+    e = ctx["e"]  # noqa: SG001  # summaryguard: ignore
+    f = "# summaryguard: ignore"  # a string, not a comment
+    g = 1  # prose may quote the form: `# summaryguard: ignore` in backticks is no suppression
+    h = 2# summaryguard: ignore
+    return a, b, c, d, e, f, g, h
+"""
+
+
+def test_a_suppression_in_our_form_that_names_no_code_is_reported(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was written to silence something and silences nothing: the brackets are missing."""
+    (project / "nameless.py").write_text(NAMELESS, encoding="utf-8")
+    status, found = findings(capsys)
+    assert status == ExitCode.FINDINGS
+    # line 5 names a code (unused, as it would be alone); line 6 silences its own report
+    assert [(f["line"], f["column"]) for f in found] == [(2, 19), (3, 19), (4, 19), (5, 19), (9, 10)]
+    for line in (2, 3, 4, 9):
+        message = next(f["message"] for f in found if f["line"] == line)
+        assert message == (
+            "this suppression names no rule code, so it silences nothing: name each code in brackets, "
+            "`# summaryguard: ignore[SG201]`"
+        )
+    assert next(f["message"] for f in found if f["line"] == 5).startswith("unused suppression of SG201")
+    assert findings(capsys, "--ignore", "SG001") == (ExitCode.OK, [])
+
+
+def test_nameless_comments_directly() -> None:
+    suppressions = parse_suppressions(NAMELESS, {"SG"})
+    assert sorted(suppressions.malformed) == [2, 3, 4, 6, 9]
+    assert [(u.line, u.codes) for u in suppressions.nameless()] == [(2, ()), (3, ()), (4, ()), (6, ()), (9, ())]
+    assert parse_suppressions("x = 1  # noqa: E501\n", {"SG"}).malformed == {}
