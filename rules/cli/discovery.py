@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from .globs import compile_gitignore_lines, is_ignored
+from .sources import FileRefused, read_regular_file
 from .report import ReadError
 
 if TYPE_CHECKING:  # pragma: no cover - pathspec loads when a pattern is compiled (see .globs)
@@ -49,13 +50,17 @@ VENV_MARKER = "pyvenv.cfg"
 #: What marks a conda environment (``conda create -p ./env``), which has no ``pyvenv.cfg``.
 CONDA_MARKER = "conda-meta"
 GITIGNORE = ".gitignore"
+#: Largest ignore file read (git reads any size; one this large is not a list of patterns).
+MAX_IGNORE_BYTES = 16 * 1024 * 1024
 
 
 class Discovery(NamedTuple):
-    """The files to check (display paths, in walk order, each once) and paths that could not be used."""
+    """The files to check (display paths, in walk order, each once) and paths that could not be used;
+    ``warnings``: ignore files that exist but could not be read (the run goes on without them)."""
 
     files: list[str]
     errors: list[ReadError]
+    warnings: tuple[str, ...] = ()
 
 
 def discover(
@@ -73,7 +78,7 @@ def discover(
         walker.walk(os.curdir, display="")
     for given in paths:
         walker.add(given)
-    return walker.result
+    return walker.result._replace(warnings=tuple(dict.fromkeys(walker.warnings)))
 
 
 def _with_sep(folder: str) -> str:
@@ -100,6 +105,8 @@ class _Walker:
         self.exclude = exclude
         self.force_exclude = force_exclude and exclude is not None
         self.result = Discovery([], [])
+        #: Ignore files that could not be read (see :func:`_read_ignore_file`).
+        self.warnings: list[str] = []
         self._seen_files: set[str] = set()
         self._seen_folders: set[tuple[int, int]] = set()
 
@@ -123,7 +130,7 @@ class _Walker:
 
     def walk(self, top: str, display: str) -> None:
         top_abs = os.path.abspath(top)
-        chain = _enclosing_gitignores(top_abs)
+        chain = _enclosing_gitignores(top_abs, self.warnings)
         if chain and _ignored_by(chain, top_abs, is_dir=True):
             # The folder was named on purpose: ignore files above it do not apply inside it.
             chain = ()
@@ -141,7 +148,7 @@ class _Walker:
             if identity in self._seen_folders:
                 continue
             self._seen_folders.add(identity)
-            chain = _extend(chain, absolute)
+            chain = _extend(chain, absolute, self.warnings)
             subfolders: list[tuple[str, str, _IgnoreChain]] = []
             for entry in entries:
                 self._visit(entry, display, chain, subfolders)
@@ -232,21 +239,30 @@ def _ignored_by(chain: _IgnoreChain, absolute: str, *, is_dir: bool) -> bool:
     return False
 
 
-def _extend(chain: _IgnoreChain, folder: str) -> _IgnoreChain:
-    spec = _read_ignore_file(os.path.join(folder, GITIGNORE))
+def _extend(chain: _IgnoreChain, folder: str, warnings: list[str]) -> _IgnoreChain:
+    spec = _read_ignore_file(os.path.join(folder, GITIGNORE), warnings)
     return chain if spec is None else (*chain, (_with_sep(folder), spec))
 
 
-def _read_ignore_file(path: str) -> GitIgnoreSpec | None:
+def _read_ignore_file(path: str, warnings: list[str]) -> GitIgnoreSpec | None:
+    """The patterns of an ignore file; None when there is none. One that exists but cannot
+    be read (no permission, a folder, a named pipe: opened as a file, a pipe would wait for
+    a writer forever) is a warning in ``warnings``, as git warns of it, and the walk goes on
+    without it."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
+        raw = read_regular_file(path, MAX_IGNORE_BYTES)
+    except (FileNotFoundError, NotADirectoryError):  # none here (``.git`` may be a worktree's file)
         return None
-    return compile_gitignore_lines(lines)
+    except FileRefused as refused:
+        warnings.append(f"ignored {path}: {refused.reason}")
+        return None
+    except OSError as exc:
+        warnings.append(f"ignored {path}: cannot read it: {exc.strerror or exc}")
+        return None
+    return compile_gitignore_lines(raw.decode("utf-8", errors="replace").splitlines())
 
 
-def _enclosing_gitignores(top_abs: str) -> _IgnoreChain:
+def _enclosing_gitignores(top_abs: str, warnings: list[str]) -> _IgnoreChain:
     """The ignore files above ``top_abs`` up to its git repository's root (none outside a repository)."""
     folders: list[str] = []
     repository: str | None = None
@@ -262,7 +278,7 @@ def _enclosing_gitignores(top_abs: str) -> _IgnoreChain:
     if repository is None:
         return ()
     chain: list[tuple[str, GitIgnoreSpec]] = []
-    info_exclude = _read_ignore_file(os.path.join(repository, ".git", "info", "exclude"))
+    info_exclude = _read_ignore_file(os.path.join(repository, ".git", "info", "exclude"), warnings)
     if info_exclude is not None:
         chain.append((_with_sep(repository), info_exclude))
     if repository == top_abs:
@@ -274,7 +290,7 @@ def _enclosing_gitignores(top_abs: str) -> _IgnoreChain:
             break
         current = os.path.dirname(current)
     for folder in reversed(folders):
-        spec = _read_ignore_file(os.path.join(folder, GITIGNORE))
+        spec = _read_ignore_file(os.path.join(folder, GITIGNORE), warnings)
         if spec is not None:
             chain.append((_with_sep(folder), spec))
     return tuple(chain)

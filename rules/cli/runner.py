@@ -133,6 +133,8 @@ def run_check(options: CheckOptions, stdout: TextIO, stderr: TextIO, cwd: Path |
 
     found = discover(options.paths, root=config.root, exclude=config.exclude_spec, force_exclude=options.force_exclude)
     errors: list[ErrorLike] = list(found.errors)
+    for warning in found.warnings:
+        stderr.write(f"summaryguard: warning: {_escape(warning)}\n")
     quick = None
     # Built-in rules and the rooms' rules widen no pre-filter (tests/rules/test_rule_registry.py).
     prefilter = Prefilter(vocabulary) if rule_codes.from_names else None

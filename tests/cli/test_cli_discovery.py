@@ -121,6 +121,29 @@ def test_missing_and_broken_paths_are_errors_and_the_rest_goes_on(tmp_path: Path
     assert "broken symbolic link" in result.errors[1].message
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_an_ignore_file_that_cannot_be_read_is_a_warning_never_a_hang(tmp_path: Path) -> None:
+    """Opened as a file, a named pipe called ``.gitignore`` waited for a writer forever."""
+    make(tmp_path, "pipe/a.py", "folder/b.py", "plain/c.py")
+    os.mkfifo(tmp_path / "pipe" / ".gitignore")
+    (tmp_path / "folder" / ".gitignore").mkdir()
+    (tmp_path / "plain" / ".gitignore").write_text("c.py\n", encoding="utf-8")
+    result = discover([str(tmp_path)], root=tmp_path)
+    assert sorted(Path(f).name for f in result.files) == ["a.py", "b.py"]  # the readable one still applies
+    assert result.errors == []
+    assert result.warnings == (
+        f"ignored {tmp_path / 'folder' / '.gitignore'}: cannot read it: Is a directory",
+        f"ignored {tmp_path / 'pipe' / '.gitignore'}: not a regular file (it is a named pipe)",
+    )
+
+
+def test_a_worktree_whose_git_is_a_file_reads_no_exclude_and_warns_of_nothing(tmp_path: Path) -> None:
+    make(tmp_path, "src/a.py")
+    (tmp_path / ".git").write_text("gitdir: /elsewhere/.git/worktrees/x\n", encoding="utf-8")
+    result = discover([str(tmp_path / "src")], root=tmp_path)
+    assert [Path(f).name for f in result.files] == ["a.py"] and result.warnings == ()
+
+
 def test_a_named_link_to_itself_is_a_loop_not_a_missing_target(tmp_path: Path) -> None:
     (tmp_path / "loop.py").symlink_to("loop.py")
     (tmp_path / "a").symlink_to("b")
@@ -181,3 +204,17 @@ def test_matches_git_check_ignore(tmp_path: Path) -> None:
         check=True,
     ).stdout.split()
     assert found(tmp_path) == sorted(listed)
+
+
+def test_the_run_prints_the_warning_and_its_status_is_the_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from summaryguard.rules.cli import main
+
+    make(tmp_path, "sub/a.py")
+    (tmp_path / "sub" / ".gitignore").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--no-cache"]) == 0
+    assert capsys.readouterr().err == (
+        f"summaryguard: warning: ignored {tmp_path / 'sub' / '.gitignore'}: cannot read it: Is a directory\n"
+    )
