@@ -43,8 +43,12 @@ def check_comments(
     reported (once per comment, naming every such code); those SG001 findings
     can themselves be silenced by naming SG001 in a comment on the line.
     """
+    from .markers import may_hold_suppressions
+
+    if not may_hold_suppressions(text):  # no comment can silence or be reported: nothing to parse
+        return list(findings)
     # imported here: the run asks :data:`CODE` of every check, the comment parser only of a
-    # file with findings or suppression markers (see .markers)
+    # file that may hold a suppression comment (see .markers; its patterns cost 4 ms to build)
     from .suppression import apply_suppressions, letter_prefixes, parse_suppressions
 
     suppressions = parse_suppressions(text, letter_prefixes(checked if known is None else known))

@@ -103,6 +103,16 @@ def test_a_finding_is_still_fingerprinted(project: Path) -> None:
     assert all(len(value.partition(":")[0]) == 20 for value in fingerprint.values())
 
 
+def test_a_finding_in_a_file_without_a_comment_marker_loads_no_comment_parser(project: Path) -> None:
+    """Only a file that may hold a suppression pays for the comment parser's patterns."""
+    (project / "agent.py").write_text(RELEVANT, encoding="utf-8")
+    result = _probe(project, "check", "--no-cache", "agent.py")
+    assert (result["status"], result["engine"], result["comments"]) == (1, True, False)
+    (project / "agent.py").write_text(RELEVANT + "# noqa: SG101\n", encoding="utf-8")
+    result = _probe(project, "check", "--no-cache", "agent.py")
+    assert (result["status"], result["comments"]) == (1, True)
+
+
 def test_a_configured_exclude_still_applies_to_named_files(project: Path) -> None:
     """pathspec loads when a pattern is compiled: an ``exclude`` is honoured as before."""
     (project / "pyproject.toml").write_text('[tool.summaryguard]\nexclude = ["generated"]\n', encoding="utf-8")
