@@ -197,7 +197,7 @@ class GuardedGraph:
 
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         config = _merge(self._bound, config)
-        admitted = self._admit(input, config, self._graph.get_state(config, subgraphs=True) if _is_resume(input) else None)
+        admitted = self._admit(input, config, self._state(input, config))
         if admitted is None:
             return self._graph.invoke(input, config, **kwargs)
         run_config, run = admitted
@@ -211,7 +211,7 @@ class GuardedGraph:
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         config = _merge(self._bound, config)
-        snapshot = await self._graph.aget_state(config, subgraphs=True) if _is_resume(input) else None
+        snapshot = await self._astate(input, config)
         admitted = self._admit(input, config, snapshot)
         if admitted is None:
             return await self._graph.ainvoke(input, config, **kwargs)
@@ -228,7 +228,7 @@ class GuardedGraph:
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
         config = _merge(self._bound, config)
-        admitted = self._admit(input, config, self._graph.get_state(config, subgraphs=True) if _is_resume(input) else None)
+        admitted = self._admit(input, config, self._state(input, config))
         if admitted is None:
             yield from self._graph.stream(input, config, **kwargs)
             return
@@ -259,7 +259,7 @@ class GuardedGraph:
 
     async def _aiterate(self, method: str, input: Any, config: Any, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         config = _merge(self._bound, config)
-        snapshot = await self._graph.aget_state(config, subgraphs=True) if _is_resume(input) else None
+        snapshot = await self._astate(input, config)
         admitted = self._admit(input, config, snapshot)
         if admitted is None:
             async for chunk in getattr(self._graph, method)(input, config, **kwargs):
@@ -310,10 +310,34 @@ class GuardedGraph:
         deps = self._deps
         return deps(snapshot) if callable(deps) else deps
 
+    def _state(self, input: Any, config: Any) -> Any:
+        """The thread's state when ``input`` may resume it (None otherwise)."""
+        if not self._may_resume(input, config):
+            return None
+        return self._graph.get_state(config, subgraphs=True)
+
+    async def _astate(self, input: Any, config: Any) -> Any:
+        if not self._may_resume(input, config):
+            return None
+        return await self._graph.aget_state(config, subgraphs=True)
+
+    def _may_resume(self, input: Any, config: Any) -> bool:
+        """Whether to read the thread's state: a resume must name its thread (a clear error
+        otherwise); a fresh input re-enters a run only on a thread of a graph that keeps
+        checkpoints (see :func:`_reentered`), and otherwise just starts."""
+        if not _is_resume(input, config):
+            return False
+        if input is None or _is_command(input):
+            _require_thread(config)
+            return True
+        return _has_thread(config) and getattr(self._graph, "checkpointer", None) not in (None, False)
+
     def _admit(self, input: Any, config: Any, snapshot: Any) -> tuple[Any, GuardedRun] | None:
         """Check a resume; returns the pinned config and the run to enter, or None if not a resume."""
         if snapshot is None:
             return None
+        if input is not None and not _is_command(input) and not _reentered(input, config, snapshot):
+            return None  # a fresh input under another run_id: LangGraph starts afresh
         if not snapshot.next and not (input is not None and _values(snapshot)):
             # Nothing pending: None finds nothing to run, but a Command (goto=, update=)
             # on a thread with state still continues from that state.
@@ -342,6 +366,10 @@ class GuardedGraph:
         run_config = config if checked is snapshot else _pin(config, checked)
         run = GuardedRun(turn, context, acceptance)
         context.run(_run.set, run)
+        # The acceptance answered this admission only: a resume checked later inside the run
+        # (another checkpoint, another agent) is not waived by it. Its refs still apply to the
+        # run's own tools, through ``run.acceptance`` (see GuardedRun.enforce).
+        context.run(_accepting.set, None)
         return run_config, run
 
 
@@ -409,13 +437,45 @@ def guard_graph(graph: Any, *, deps: Deps = None) -> GuardedGraph:
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def _is_resume(input: Any) -> bool:
-    """None, or any ``Command``: ``resume=``, ``update=`` and ``goto=`` all continue the thread from its checkpoint."""
-    if input is None:
+#: LangGraph's configurable key that says a run continues its checkpoint (``CONFIG_KEY_RESUMING``).
+_RESUMING = "__pregel_resuming"
+
+
+def _is_resume(input: Any, config: Any = None) -> bool:
+    """Whether LangGraph may continue the thread's checkpoint rather than start afresh.
+
+    None, or any ``Command`` (``resume=``, ``update=`` and ``goto=`` all continue the thread),
+    or the configurable flag LangGraph's own resumes set. Also any input under a
+    ``metadata.run_id``: LangGraph takes a run whose ``run_id`` is the checkpoint's as a
+    re-entry into that run (a worker retrying a crashed run with its first input) and
+    continues it; :func:`_reentered` settles it against the checkpoint."""
+    if input is None or _is_command(input):
         return True
+    if not isinstance(config, Mapping):
+        return False
+    configurable = config.get("configurable")
+    if isinstance(configurable, Mapping) and _RESUMING in configurable:
+        return bool(configurable[_RESUMING])
+    metadata = config.get("metadata")
+    return isinstance(metadata, Mapping) and metadata.get("run_id") is not None
+
+
+def _is_command(input: Any) -> bool:
     types = sys.modules.get("langgraph.types")
     command = getattr(types, "Command", None)
     return command is not None and isinstance(input, command)
+
+
+def _reentered(input: Any, config: Any, snapshot: Any) -> bool:
+    """A fresh input that LangGraph will take as a resume of ``snapshot``: the resuming flag,
+    or the ``run_id`` that wrote the checkpoint (see :func:`_is_resume`)."""
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    if isinstance(configurable, Mapping) and _RESUMING in configurable:
+        return bool(configurable[_RESUMING])
+    metadata = config.get("metadata") if isinstance(config, Mapping) else None
+    run_id = metadata.get("run_id") if isinstance(metadata, Mapping) else None
+    written_by = (getattr(snapshot, "metadata", None) or {}).get("run_id")
+    return run_id is not None and run_id == written_by
 
 
 #: Callables of a compiled graph that never run a node: passed through as they are.
@@ -435,6 +495,20 @@ def _merge(bound: Any, config: Any) -> Any:
     return merged
 
 
+def _has_thread(config: Any) -> bool:
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    return isinstance(configurable, Mapping) and configurable.get("thread_id") is not None
+
+
+def _require_thread(config: Any) -> None:
+    """A resume names its thread: said plainly, before the check reads a state (the saver's
+    own refusal was a bare ``KeyError: 'thread_id'``)."""
+    if not _has_thread(config):
+        raise ValueError(
+            "a guarded resume needs the thread to resume: pass config={'configurable': {'thread_id': ...}}"
+        )
+
+
 def _merge_each(bound: Any, config: Any) -> Any:
     if isinstance(config, (list, tuple)):
         return [_merge(bound, c) for c in config]
@@ -443,7 +517,7 @@ def _merge_each(bound: Any, config: Any) -> Any:
 
 def _refuse_batched_resume(inputs: Any) -> list[Any]:
     inputs = list(inputs)
-    if any(_is_resume(i) for i in inputs):
+    if any(_is_resume(i) for i in inputs):  # (a run_id re-entry under a batch config runs unchecked: see README)
         raise TypeError(
             "a guarded graph does not resume threads in a batch (the check could not be pinned per thread); "
             "resume each thread with invoke() or stream()"
@@ -480,10 +554,12 @@ def bubbling(error: SummaryReconciliationError) -> SummaryReconciliationError:
     ``ToolNode(handle_tool_errors=True)`` turns an ordinary exception into a
     message for the model and the run goes on; a ``GraphBubbleUp`` passes
     through it, and through the retry policies, and stops the run at the step
-    that refused. Outside a guarded run, the error is returned as it is.
+    that refused. So it is in a LangGraph task run inside any resumed turn (a graph run
+    by a ``resume_guard``-ed function: the turn follows the context into its tools).
+    Elsewhere, the error is returned as it is.
     """
     errors = sys.modules.get("langgraph.errors")
-    if _run.get() is None or errors is None:
+    if errors is None or (_run.get() is None and not (current_turn() is not None and _in_langgraph_task())):
         return error
     base = errors.GraphBubbleUp
     stop = _stop_types.get(base)
@@ -491,13 +567,30 @@ def bubbling(error: SummaryReconciliationError) -> SummaryReconciliationError:
         stop = _stop_types[base] = type(
             "ReconciliationStop",
             (SummaryReconciliationError, base),
-            {"__module__": __name__, "__doc__": "A reconciliation error travelling through a LangGraph run."},
+            {
+                "__module__": __name__,
+                "__doc__": "A reconciliation error travelling through a LangGraph run.",
+                # pickled (multiprocessing, a task queue) as the plain error it stands for
+                "__reduce__": lambda self: _plain(self).__reduce__(),
+            },
         )
     bubble = stop(
         error.summary_generation, error.checkpoint_turn, error.missing_ref, error.reason,
         kind=error.kind, details=error.details,
     )
     return bubble
+
+
+def _in_langgraph_task() -> bool:
+    """Whether the current code runs inside a LangGraph task (a node, or a tool a node
+    calls): LangChain's runnable configuration in the context carries LangGraph's own keys."""
+    config_module = sys.modules.get("langchain_core.runnables.config")
+    variable = getattr(config_module, "var_child_runnable_config", None)
+    config = variable.get() if variable is not None else None
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    return isinstance(configurable, Mapping) and any(
+        isinstance(key, str) and key.startswith("__pregel_") for key in configurable
+    )
 
 
 # Every refusal (tool_guard's and this run's own) goes through bubbling: a guarded

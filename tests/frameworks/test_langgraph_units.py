@@ -853,3 +853,102 @@ def test_an_unstamped_subgraph_summary_fails_closed_naming_its_namespace() -> No
     assert caught.value.details["checkpoint_ns"].startswith("agent:")
     assert "stamp_summaries()" in caught.value.details["note"]
     assert calls.made == []
+
+
+# -- what LangGraph itself takes for a resume ------------------------------------------------
+
+
+def _reentrant(calls: Calls) -> Any:
+    """summarize -> stop -> make (a guarded tool): paused before ``make``."""
+    make_vm = guard_tool(tool(calls.make, description="Make a VM."), name="create_vm")
+    return _graph(then=lambda state: {"messages": [AIMessage(make_vm.invoke({}), id="made")]})
+
+
+def test_a_run_re_entered_under_its_run_id_is_a_resume_and_is_checked() -> None:
+    """LangGraph continues the checkpoint when the run_id that wrote it comes again, whatever
+    the input (a worker retrying a crashed run with its first input): that resume ran unchecked."""
+    calls = Calls()
+    graph = guard_graph(_reentrant(calls))
+    config = {**THREAD, "metadata": {"run_id": "run-42"}}
+    first = {"messages": _conversation(), "context": {}}
+    graph.invoke(first, config)
+    assert graph.get_state(THREAD).next == ("then",)
+    with pytest.raises(SummaryReconciliationError) as caught:
+        graph.invoke(first, config)
+    assert caught.value.kind is ReconciliationKind.REDERIVATION and calls.made == []
+    with pytest.raises(SummaryReconciliationError):
+        list(graph.stream(first, {"configurable": {**THREAD["configurable"], "__pregel_resuming": True}}))
+    assert calls.made == []
+    # another run_id starts afresh: no resume, nothing checked (LangGraph runs the input from the start)
+    graph.invoke(first, {**THREAD, "metadata": {"run_id": "run-43"}})
+    assert graph.get_state(THREAD).next == ("then",) and calls.made == []
+
+
+def test_a_fresh_run_with_a_run_id_on_a_graph_without_checkpoints_just_runs() -> None:
+    builder = StateGraph(State)
+    builder.add_node("then", lambda state: {"messages": [AIMessage("done", id="done")]})
+    builder.add_edge(START, "then")
+    builder.add_edge("then", END)
+    no_saver = guard_graph(builder.compile())
+    result = no_saver.invoke({"messages": [], "context": {}}, {"metadata": {"run_id": "r"}, "configurable": {"thread_id": "x"}})
+    assert result["messages"][-1].content == "done"
+
+
+@pytest.mark.parametrize("config", [None, {}, {"configurable": {}}, {"configurable": {"thread_id": None}}])
+def test_a_resume_without_a_thread_is_a_clear_error(config: Any) -> None:
+    graph = guard_graph(_graph())
+    for run in (lambda: graph.invoke(None, config), lambda: list(graph.stream(Command(resume=1), config))):
+        with pytest.raises(ValueError, match="a guarded resume needs the thread to resume"):
+            run()
+
+
+def test_an_acceptance_answers_its_own_admission_not_a_check_inside_the_run() -> None:
+    """A controller accepts one thread's missing summary; a resume checked inside that run, of a
+    checkpoint with no summary at all, is that checkpoint's own question."""
+    inner: list[str] = []
+
+    @resume_guard
+    def sub_agent(checkpoint: Any) -> str:
+        return "resumed"
+
+    def then(state: State) -> dict[str, Any]:
+        try:
+            inner.append(sub_agent({"turn": 1, "summary": None, "summary_generation": None}))
+        except SummaryReconciliationError as error:
+            inner.append(error.kind.value)
+        return {"messages": [AIMessage("done", id="done")]}
+
+    graph = guard_graph(_graph(stamped=False, then=then))
+    _paused(graph)
+    graph.accepting(kinds=[ReconciliationKind.NO_SUMMARY], reason="adopt", accepted_by="ops").invoke(None, THREAD)
+    assert inner == ["no-summary"]
+
+
+@pytest.mark.parametrize("handle_tool_errors", [True, "please try again"])
+def test_a_graph_run_inside_a_resume_guard_turn_stops_at_a_refused_tool(handle_tool_errors: Any) -> None:
+    """The turn follows the context into the graph's tools; a ToolNode that handles errors
+    turned the refusal into a message for the model, and the caller never heard of it."""
+    import pickle
+
+    from summaryguard.guard import Checkpoint, DroppedRef, Summary
+
+    calls = Calls()
+    make_vm = guard_tool(tool("create_vm", description="Make a VM.")(calls.make))
+    builder = StateGraph(MessagesState)
+    builder.add_node("plan", lambda state: {"messages": [AIMessage("", tool_calls=[{"name": "create_vm", "args": {}, "id": "c"}])]})
+    builder.add_node("tools", ToolNode([make_vm], handle_tool_errors=handle_tool_errors))
+    builder.add_edge(START, "plan")
+    builder.add_edge("plan", "tools")
+    builder.add_edge("tools", END)
+    graph = builder.compile()
+    summary = Summary(generation=2, content="a VM was made", drop_manifest=(DroppedRef("vm", "vm-1", "create_vm", 5),))
+
+    @resume_guard
+    def resume(checkpoint: Any) -> Any:
+        return graph.invoke({"messages": [HumanMessage("attach the disk")]})
+
+    with pytest.raises(SummaryReconciliationError) as caught:
+        resume(Checkpoint(turn=7, summary=summary, summary_generation=2))
+    assert caught.value.kind is ReconciliationKind.REDERIVATION and calls.made == []
+    assert type(pickle.loads(pickle.dumps(caught.value))) is SummaryReconciliationError  # as the plain error
+    assert graph.invoke({"messages": [HumanMessage("outside any turn")]})["messages"][-1].content == "vm-1"
