@@ -41,7 +41,7 @@ from summaryguard.guard.resume import resume_guard
 from ._checkpoint import AdkCheckpoint, session_checkpoint
 from ._events import Extractor, resumed_invocation, unanswered_calls
 from ._plugin import install
-from ._refusals import GuardedRun, enter_run, leave_run, refusal_in
+from ._refusals import GuardedRun, current_run, enter_run, leave_run, refusal_in
 from ._stamp import StampedSummarizer
 
 __all__ = ["GuardedRunner", "guard_runner"]
@@ -132,7 +132,7 @@ class GuardedRunner:
             checkpoint = session_checkpoint(session, invocation_id=invocation, refs=self._extractor())
             if invocation is not None and self._replay:
                 self._refuse_replay(session, events, invocation, kwargs.get("new_message"), checkpoint)
-        run = GuardedRun()
+        run = GuardedRun(current_run())  # a run inside a guarded run hands its refusals up to it
 
         def work() -> AsyncGenerator[Any, None]:
             return _guarded_steps(runner.run_async(user_id=user_id, session_id=session_id, **kwargs), run)

@@ -176,7 +176,7 @@ class GuardedRunner(AgentRunner):
             context = contextvars.copy_context()  # a run in the caller's own resumed turn is guarded too
         else:
             context = _admitted_now(checkpoint, self._deps_of(checkpoint))
-        run = GuardedRun()
+        run = GuardedRun(RUNS.current())  # a run inside a guarded run hands its refusals up to it
         context.run(RUNS.enter, run)
         kwargs = {**kwargs, "hooks": _hooks(kwargs.get("hooks"), run), "run_config": _with_formatter(kwargs.get("run_config"), run)}
         # The SDK starts the run as a task of the context it is called in: this one, inside the turn.

@@ -364,3 +364,27 @@ def test_a_tool_result_a_rewind_annulled_keeps_no_dependency_present(tmp_path: P
     with pytest.raises(SummaryReconciliationError) as caught:
         _resume(runner, [app.text("never")], deps=["create_vm"])
     assert (caught.value.kind, caught.value.missing_ref) == (ReconciliationKind.MISSING_DEPENDENCY, "create_vm")
+
+
+def test_a_guarded_runner_driven_by_a_tool_of_a_guarded_run_hands_its_refusal_up(tmp_path: Path) -> None:
+    """A tool that drives another guarded runner (a sub-agent of its own) and hides its errors
+    from the model: the inner run's refusal reached only that tool, and the outer model read
+    "please try again"."""
+    runner, world = _created(tmp_path / "outer")
+    sub, _ = _created(tmp_path / "sub")
+    sub = guard_runner(sub)
+    sub.agent.model.steps = [app.call("create_vm", {"size": "small"}, "call-sub"), app.text("never")]
+
+    async def provision(size: str) -> str:
+        """Provision a VM through the helper agent (hides every error from the model)."""
+        try:
+            await app.run(sub, app.user("make a VM"))
+        except Exception:  # noqa: BLE001 - the swallowing under test
+            return "provisioning failed, please try again"
+        return "provisioned"
+
+    runner.agent.tools.append(provision)
+    with pytest.raises(SummaryReconciliationError) as caught:
+        _resume(runner, [app.call("provision", {"size": "small"}, "call-provision"), app.text("never")])
+    assert (caught.value.kind, caught.value.missing_ref) == (ReconciliationKind.REDERIVATION, "create_vm")
+    assert world.created == ["vm-1"] and runner.agent.model.calls == 3  # the model never read the swallowed text

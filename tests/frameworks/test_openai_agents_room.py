@@ -103,17 +103,24 @@ def test_a_refusal_inside_a_tool_reaches_the_caller_never_the_model(options: dic
     assert len(model.calls) == 1  # the model was never asked again with the tool's error text
 
 
+@pytest.mark.parametrize("streamed", [False, True], ids=["as_tool", "as_tool-streamed"])
 @pytest.mark.parametrize("where", ["inner-tool-checks", "inner-tool-rederives"])
-def test_a_refusal_inside_an_agent_used_as_a_tool_reaches_the_caller(where: str) -> None:
+def test_a_refusal_inside_an_agent_used_as_a_tool_reaches_the_caller(where: str, streamed: bool) -> None:
     """``Agent.as_tool`` runs a nested run whose error the SDK turns into text for the
-    outer model: the outer run must raise the refusal instead."""
+    outer model: the outer run must raise the refusal instead. With ``on_stream`` the
+    nested run is a streamed one (``run_streamed``): it hands its refusals up the same way."""
     created: list[str] = []
     inner_tool = _checking_tool() if where == "inner-tool-checks" else _create_vm_tool(created)
     inner, inner_model = _agent(inner_tool)
     outer_model = ScriptedModel(
         [[function_call("delegate", {"input": "go"}, call_id="outer-1")], [assistant_message("the outer model went on")]]
     )
-    outer = Agent(name="outer", model=outer_model, tools=[inner.as_tool(tool_name="delegate", tool_description="d")])
+
+    async def on_stream(event: Any) -> None:
+        pass
+
+    streaming = {"on_stream": on_stream} if streamed else {}
+    outer = Agent(name="outer", model=outer_model, tools=[inner.as_tool(tool_name="delegate", tool_description="d", **streaming)])
     guard_runner()
 
     @resume_guard
