@@ -89,6 +89,9 @@ class SummaryReconciliationError(RuntimeError):
         self.kind = ReconciliationKind(kind)
         #: Extra structured context (thread id, checkpoint id, file path...).
         self.details: dict[str, Any] = dict(details or {})
+        #: How a resolver settled this violation (a ``Replay`` or an ``AcceptDivergence``)
+        #: when one did and the resume went on; None while it stands (observers see it so).
+        self.resolution: Any = None
         super().__init__(summary_generation, checkpoint_turn, missing_ref, reason)
 
     def __str__(self) -> str:

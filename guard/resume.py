@@ -294,6 +294,9 @@ class _Guarded:
                 raise error from exc
             if resolution is None:
                 raise error
+            if isinstance(resolution, (Replay, AcceptDivergence)):
+                # settled: a run that remembered it when observed does not raise it at its end
+                error.resolution = resolution
             if isinstance(resolution, Replay):
                 replays += 1
                 if replays > MAX_RESOLUTIONS:

@@ -25,23 +25,31 @@ __all__ = ["GuardedRun", "RunScope", "refusal_in"]
 class GuardedRun:
     """One run a guard admitted: the refusals met inside it, first first."""
 
-    __slots__ = ("parent", "refused")
+    __slots__ = ("parent", "_met")
 
     def __init__(self, parent: GuardedRun | None = None) -> None:
         self.parent = parent
-        self.refused: list[SummaryReconciliationError] = []
+        self._met: list[SummaryReconciliationError] = []
 
     def remember(self, error: SummaryReconciliationError) -> None:
         """Keep ``error`` on this run and on every run that encloses it (once each)."""
         run: GuardedRun | None = self
         while run is not None:
-            if all(known is not error for known in run.refused):
-                run.refused.append(error)
+            if all(known is not error for known in run._met):
+                run._met.append(error)
             run = run.parent
 
     @property
+    def refused(self) -> list[SummaryReconciliationError]:
+        """The errors met inside the run that still stand, first first: one a resolver
+        settled (an accepted divergence, a replay) let its resume go on, and is not one
+        (rooms remember violations when they are observed, before they are resolved)."""
+        return [error for error in self._met if error.resolution is None]
+
+    @property
     def first_refusal(self) -> SummaryReconciliationError | None:
-        return self.refused[0] if self.refused else None
+        refused = self.refused
+        return refused[0] if refused else None
 
 
 class RunScope:

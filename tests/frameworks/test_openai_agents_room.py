@@ -387,3 +387,30 @@ def test_the_users_own_run_hooks_still_run_under_the_guarded_runner(tmp_path: Pa
     agent, _ = app.make_agent(app.World(tmp_path / "world.json"), list(app.CREATE))
     _run(Runner.run(agent, app.REQUEST, hooks=Hooks()))
     assert seen[:3] == ["agent_start", "tool_start:create_vm", "tool_end:vm-1"]
+
+
+def test_a_divergence_a_resolver_accepted_inside_a_tool_does_not_stop_the_run(spy: Any) -> None:
+    """The room remembers every violation when it is observed (a tool may swallow it); one a
+    resolver then accepted on record let its resume go on, and the run must not raise it."""
+    from summaryguard.guard import AcceptDivergence
+
+    spy.answers = lambda error, checkpoint: AcceptDivergence(reason="operator approved", accepted_by="oncall")
+
+    @resume_guard(deps="needs")
+    def resume_step(checkpoint: Any, needs: Any) -> str:
+        return "resumed"
+
+    @function_tool
+    def step() -> str:
+        """Resume a sub-task from its checkpoint."""
+        return resume_step(Checkpoint(3, Summary(2, "the VM was created"), 2), needs=["vm"])
+
+    guard_runner()
+    model = ScriptedModel([[function_call("step", {}, call_id="c1")], [assistant_message("ok")]])
+    assert _run(Runner.run(Agent(name="a", model=model, tools=[step]), "go")).final_output == "ok"
+    assert [record.ref for record in spy.accepted] == ["vm"]
+    spy.answers = None  # not accepted: the same run is stopped by it
+    model = ScriptedModel([[function_call("step", {}, call_id="c2")], [assistant_message("never")]])
+    with pytest.raises(SummaryReconciliationError) as caught:
+        _run(Runner.run(Agent(name="a", model=model, tools=[step]), "go"))
+    assert caught.value.kind is ReconciliationKind.MISSING_DEPENDENCY

@@ -283,3 +283,24 @@ def test_async_resolution(make_checkpoint, spy) -> None:
     spy.answers = lambda error, checkpoint: None
     with pytest.raises(SummaryReconciliationError):
         asyncio.run(resume(make_checkpoint("native", has_summary=False)))
+
+
+def test_an_error_records_how_a_resolver_settled_it(make_checkpoint, spy) -> None:
+    """Observers see a violation before any resolver answers; a run that remembered it then
+    (a framework room's GuardedRun) must know it no longer stands."""
+    from summaryguard.guard.runs import GuardedRun
+
+    exact = make_checkpoint("native", turn=8, refs=["h1"])
+    answers = iter([Replay(exact), AcceptDivergence(reason="approved", accepted_by="oncall"), None])
+    spy.answers = lambda error, checkpoint: next(answers)
+    run = GuardedRun()
+    for _ in range(2):
+        guarded([])(make_checkpoint("native", refs=[]), ["h1"])
+    with pytest.raises(SummaryReconciliationError) as info:
+        guarded([])(make_checkpoint("native", refs=[]), ["h1"])
+    replayed, accepted, standing = (error for error, _ in spy.observed)
+    assert isinstance(replayed.resolution, Replay) and isinstance(accepted.resolution, AcceptDivergence)
+    assert standing is info.value and standing.resolution is None
+    for error in (replayed, accepted, standing):
+        run.remember(error)
+    assert run.refused == [standing] and run.first_refusal is standing
