@@ -35,6 +35,7 @@ from summaryguard.guard import (
     tool_guard,
 )
 from summaryguard.plugins.openai_agents import (
+    GuardedRunner,
     guard_runner,
     guard_tool,
     stamp_compactions,
@@ -414,3 +415,14 @@ def test_a_divergence_a_resolver_accepted_inside_a_tool_does_not_stop_the_run(sp
     with pytest.raises(SummaryReconciliationError) as caught:
         _run(Runner.run(Agent(name="a", model=model, tools=[step]), "go"))
     assert caught.value.kind is ReconciliationKind.MISSING_DEPENDENCY
+
+
+def test_the_readme_snippet_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("\n## OpenAI Agents SDK\n", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # nothing in it needs a key or a network
+    namespace: dict[str, Any] = {}
+    exec(compile(block, "README.md", "exec", dont_inherit=True), namespace)  # noqa: S102  (as a script runs it)
+    assert isinstance(get_default_agent_runner(), GuardedRunner)
+    assert Path(namespace["session"].records.folder) == tmp_path / "chat.db.summaryguard"
