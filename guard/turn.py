@@ -33,7 +33,7 @@ from typing import Any
 from .adapter import CheckpointAdapter
 from .check import adapter_for, facts_of, unreadable
 from .model import DroppedRef
-from .reconcile import DivergenceRecord, check_provenance
+from .reconcile import DivergenceRecord, check_provenance, reference_names
 
 __all__ = ["ResumedTurn", "accept_divergence", "current_turn"]
 
@@ -271,12 +271,7 @@ def accept_divergence(refs: str | Iterable[str], *, reason: str, accepted_by: st
     if turn is None:
         raise RuntimeError("accept_divergence() is only meaningful inside a resumed turn (a resume_guard-ed call)")
     check_provenance("accept_divergence", reason, accepted_by)
-    if isinstance(refs, (bytes, bytearray)):  # a bytes object is a sequence of numbers
-        raise TypeError(f"accept_divergence() takes reference names (strings), got {type(refs).__name__}")
-    names = [refs] if isinstance(refs, str) else list(refs)
-    for ref in names:
-        if not isinstance(ref, str) or not ref:
-            raise TypeError(f"accept_divergence() takes reference names (strings), got {ref!r}")
+    names = reference_names("accept_divergence", refs)
     records = []
     for ref in names:
         error = SummaryReconciliationError(

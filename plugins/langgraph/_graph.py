@@ -29,8 +29,9 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from summaryguard.guard.check import check_dep_names, normalize_deps
 from summaryguard.guard.errors import ReconciliationKind, SummaryReconciliationError
-from summaryguard.guard.reconcile import AcceptDivergence, check_provenance
+from summaryguard.guard.reconcile import AcceptDivergence, check_provenance, reference_names
 from summaryguard.guard.resume import resume_guard
 from summaryguard.guard.tools import refuse_rederivation, register_refusal_escalation
 from summaryguard.guard.turn import ResumedTurn, accept_divergence, current_turn
@@ -128,8 +129,11 @@ class GuardedGraph:
                 raise TypeError(f"guard_graph() takes a compiled LangGraph graph, got {type(graph).__name__}")
         if isinstance(deps, (str, bytes)):
             raise TypeError(f"guard_graph(deps=...) takes a collection of reference names, not the string {deps!r}")
+        if deps is not None and not callable(deps):
+            deps = tuple(normalize_deps(deps))  # a number is refused here, not at the first resume
+            check_dep_names(deps)
         self._graph = graph
-        self._deps = deps if deps is None or callable(deps) else tuple(deps)
+        self._deps = deps
         self._acceptance = acceptance
         #: Configuration bound with with_config(), merged under each call's own.
         self._bound = bound
@@ -181,7 +185,7 @@ class GuardedGraph:
         accepted references may run again.
         """
         check_provenance("accepting", reason, accepted_by)  # refused here, not at the resume it was for
-        names = frozenset([refs] if isinstance(refs, str) else refs)
+        names = frozenset(reference_names("accepting", refs))
         accepted_kinds = frozenset(ReconciliationKind(k) for k in kinds)
         if ReconciliationKind.REDERIVATION in accepted_kinds:
             raise ValueError(

@@ -952,3 +952,16 @@ def test_a_graph_run_inside_a_resume_guard_turn_stops_at_a_refused_tool(handle_t
     assert caught.value.kind is ReconciliationKind.REDERIVATION and calls.made == []
     assert type(pickle.loads(pickle.dumps(caught.value))) is SummaryReconciliationError  # as the plain error
     assert graph.invoke({"messages": [HumanMessage("outside any turn")]})["messages"][-1].content == "vm-1"
+
+
+@pytest.mark.parametrize("refs", [b"create_vm", [1], [""], 5, ["vm", b"disk"]])
+def test_accepting_takes_reference_names_only(refs: Any) -> None:
+    """``accepting(b"create_vm")`` accepted the numbers 99, 114, ...: nothing, silently."""
+    with pytest.raises(TypeError, match="accepting\\(\\) takes reference names"):
+        guard_graph(_graph()).accepting(refs, reason="approved")
+
+
+@pytest.mark.parametrize(("deps", "words"), [(42, "an iterable of names, got int"), ([["x"]], "item 0 is list")])
+def test_guard_graph_refuses_deps_that_name_nothing_when_built(deps: Any, words: str) -> None:
+    with pytest.raises(TypeError, match=words):
+        guard_graph(_graph(), deps=deps)
