@@ -350,9 +350,8 @@ class GuardedGraph:
         token = _accepting.set(acceptance)
         try:
             checked, turn, context = self._check(snapshot)
-            if checked is snapshot:
-                for state in _subgraph_states(snapshot):
-                    self._admit_subgraph(state, turn)
+            for state in _subgraph_states(snapshot if checked is snapshot else self._replayed(config, checked)):
+                self._admit_subgraph(state, turn)
         except SummaryReconciliationError as error:
             raise _enrich(error, snapshot)
         finally:
@@ -376,6 +375,23 @@ class GuardedGraph:
         context.run(_accepting.set, None)
         return run_config, run
 
+
+    def _replayed(self, config: Any, checked: Any) -> Any:
+        """The checkpoint a Replay resolution chose, with the states of its paused subgraphs:
+        a checkpoint from the thread's history names a subgraph's checkpoint without its
+        state, and what that subgraph dropped must be refused in the replayed run too."""
+        if not any(getattr(task, "state", None) is not None for task in getattr(checked, "tasks", None) or ()):
+            return checked
+        try:
+            return self._graph.get_state(_pin(config, checked), subgraphs=True)
+        except Exception as exc:  # noqa: BLE001 - a saver that reads only asynchronously, say: fail closed
+            raise SummaryReconciliationError(
+                None,
+                None,
+                "",
+                f"the replayed checkpoint has a paused subgraph whose state could not be read to check it ({exc})",
+                kind=ReconciliationKind.GENERATION_MISMATCH,
+            ) from None
 
     def _admit_subgraph(self, state: Any, turn: ResumedTurn) -> None:
         """Check a pending subgraph's state; its drops and acceptances join the parent's turn."""

@@ -965,3 +965,21 @@ def test_accepting_takes_reference_names_only(refs: Any) -> None:
 def test_guard_graph_refuses_deps_that_name_nothing_when_built(deps: Any, words: str) -> None:
     with pytest.raises(TypeError, match=words):
         guard_graph(_graph(), deps=deps)
+
+
+def test_a_replay_to_a_checkpoint_with_a_paused_subgraph_checks_that_subgraph(spy: Any) -> None:
+    """A checkpoint from the thread's history names its subgraph's checkpoint without its state:
+    the replayed run resumed the subgraph and re-derived what its summary dropped."""
+    from summaryguard.guard import Replay
+
+    calls = Calls()
+    make_vm = guard_tool(tool("create_vm", description="Make a VM.")(calls.make))
+    graph = _parent_with_summarizing_subgraph(make_vm)
+    paused = graph.get_state(THREAD)
+    graph.update_state(THREAD, {"context": {"next_turn_deps": ["ticket"]}})  # the head now lacks a dependency
+    earlier = next(h for h in graph.get_state_history(THREAD) if h.config == paused.config)
+    spy.answers = lambda error, checkpoint: Replay(earlier) if error.kind is ReconciliationKind.MISSING_DEPENDENCY else None
+    with pytest.raises(SummaryReconciliationError) as caught:
+        graph.invoke(Command(resume="yes"), THREAD)
+    assert caught.value.kind is ReconciliationKind.REDERIVATION and calls.made == []
+    assert [error.kind for error in spy.resolved][:1] == [ReconciliationKind.MISSING_DEPENDENCY]  # the replay happened
