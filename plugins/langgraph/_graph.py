@@ -24,6 +24,7 @@ on purpose.
 from __future__ import annotations
 
 import contextvars
+import functools
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -207,7 +208,7 @@ class GuardedGraph:
         run_config, run = admitted
         ctx = run.context
         try:
-            result = ctx.run(self._graph.invoke, input, run_config, **kwargs)
+            result = ctx.run(_stepwise(self._graph, run, "invoke"), input, run_config, **kwargs)
         except SummaryReconciliationError as error:
             raise _surfaced(error, run) from None
         _raise_swallowed(run)
@@ -222,7 +223,7 @@ class GuardedGraph:
         run_config, run = admitted
         tokens = _enter(run)
         try:
-            result = await self._graph.ainvoke(input, run_config, **kwargs)
+            result = await _stepwise(self._graph, run, "ainvoke")(input, run_config, **kwargs)
         except SummaryReconciliationError as error:
             raise _surfaced(error, run) from None
         finally:
@@ -632,6 +633,45 @@ def _plain(error: SummaryReconciliationError) -> SummaryReconciliationError:
 def _surfaced(error: SummaryReconciliationError, run: GuardedRun) -> SummaryReconciliationError:
     """An error met inside a guarded run as its caller gets it: plain, and naming the thread and checkpoint."""
     return _enrich(_plain(error), run.turn.checkpoint)
+
+
+class _StepChecked:
+    """The wrapped graph as LangGraph's own ``invoke``/``ainvoke`` see it: its ``stream``
+    checks the run after every step, so a refusal a node swallowed stops the run there,
+    as it does for a caller of ``stream``, instead of after the later nodes ran."""
+
+    __slots__ = ("_graph", "_run")
+
+    def __init__(self, graph: Any, run: GuardedRun) -> None:
+        self._graph = graph
+        self._run = run
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._graph, name)
+
+    def stream(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        for chunk in self._graph.stream(*args, **kwargs):
+            _raise_swallowed(self._run)
+            yield chunk
+
+    async def astream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        async for chunk in self._graph.astream(*args, **kwargs):
+            _raise_swallowed(self._run)
+            yield chunk
+
+
+def _stepwise(graph: Any, run: GuardedRun, method: str) -> Callable[..., Any]:
+    """``graph.invoke`` (or ``ainvoke``) stopping at the step a swallowed refusal came from.
+
+    LangGraph's ``Pregel.invoke`` is a loop over the graph's own ``stream``: run with
+    :class:`_StepChecked` as the graph, it is that loop over a stream that checks each step.
+    A graph whose class runs otherwise is run as it is (the refusal then stops the run
+    when it returns)."""
+    pregel = sys.modules.get("langgraph.pregel.main")
+    base = getattr(getattr(pregel, "Pregel", None), method, None)
+    if base is None or getattr(type(graph), method, None) is not base:
+        return getattr(graph, method)
+    return functools.partial(base, _StepChecked(graph, run))
 
 
 def _raise_swallowed(run: GuardedRun) -> None:

@@ -983,3 +983,40 @@ def test_a_replay_to_a_checkpoint_with_a_paused_subgraph_checks_that_subgraph(sp
         graph.invoke(Command(resume="yes"), THREAD)
     assert caught.value.kind is ReconciliationKind.REDERIVATION and calls.made == []
     assert [error.kind for error in spy.resolved][:1] == [ReconciliationKind.MISSING_DEPENDENCY]  # the replay happened
+
+
+@pytest.mark.parametrize("how", ["invoke", "ainvoke", "stream"])
+def test_a_refusal_a_node_swallowed_stops_the_run_before_the_next_step(how: str) -> None:
+    """A node's own ``except Exception`` hides the refusal: with invoke/ainvoke the later
+    nodes ran (and did what they do) before the caller heard of it."""
+    calls = Calls()
+    make_vm = guard_tool(tool("create_vm", description="Make a VM.")(calls.make))
+    later: list[str] = []
+
+    def attach(state: State) -> dict[str, Any]:
+        try:
+            made = make_vm.invoke({})
+        except Exception:  # noqa: BLE001 - the swallowing under test
+            made = "failed, please try again"
+        return {"messages": [AIMessage(f"attached to {made}", id="r")]}
+
+    builder = StateGraph(State)
+    builder.add_node("summarize", stamp_summaries(_summarizer("A VM was created.")))
+    builder.add_node("attach", attach)
+    builder.add_node("bill", lambda state: (later.append("billed"), {})[1])
+    builder.add_edge(START, "summarize")
+    builder.add_edge("summarize", "attach")
+    builder.add_edge("attach", "bill")
+    builder.add_edge("bill", END)
+    graph = guard_graph(builder.compile(checkpointer=InMemorySaver(), interrupt_before=["attach"]))
+    graph.invoke({"messages": _conversation(), "context": {}}, THREAD)
+    assert graph.get_state(THREAD).next == ("attach",)
+    run = {
+        "invoke": lambda: graph.invoke(None, THREAD),
+        "ainvoke": lambda: asyncio.run(graph.ainvoke(None, THREAD)),
+        "stream": lambda: list(graph.stream(None, THREAD)),
+    }[how]
+    with pytest.raises(SummaryReconciliationError) as caught:
+        run()
+    assert caught.value.kind is ReconciliationKind.REDERIVATION and type(caught.value) is SummaryReconciliationError
+    assert calls.made == [] and later == [] and graph.get_state(THREAD).next == ("bill",)
