@@ -159,7 +159,34 @@ def unstamped_note(values: Any) -> str | None:
             "the running summary in this checkpoint is not the one its summaryguard stamp describes "
             "(replaced by update_state or by an unwrapped summarization node)"
         )
+    if running is None and stamp is None and _orphan_summary(values):
+        return (
+            "the messages hold a summary message (\"" + LANGMEM_SUMMARY_PREFIX + " ...\"), but the state holds "
+            "neither its running summary nor its summaryguard stamp (the 'context' channel replaced, say by "
+            "update_state, or not declared in the state schema), so what the summary dropped is unknown"
+        )
     return None
+
+
+#: How langmem's default final prompt opens the system message that carries the summary
+#: into the conversation (``DEFAULT_FINAL_SUMMARY_PROMPT``).
+LANGMEM_SUMMARY_PREFIX = "Summary of the conversation so far:"
+
+
+def _orphan_summary(values: Any) -> bool:
+    """The messages hold langmem's summary message while the state holds neither its running
+    summary nor a stamp (the ``context`` channel replaced, or never declared): the
+    conversation is a summary, not an exact transcript, and nothing says what it dropped."""
+    messages = values.get(MESSAGES_KEY) if isinstance(values, Mapping) else None
+    if not isinstance(messages, list):
+        return False
+    for message in messages:
+        content = getattr(message, "content", None)
+        if getattr(message, "type", None) == "system" and isinstance(content, str) and content.startswith(
+            LANGMEM_SUMMARY_PREFIX
+        ):
+            return True
+    return False
 
 
 def _get(mapping: Any, key: str) -> Any:
@@ -214,7 +241,8 @@ def facts(values: Any, step: Any) -> tuple[Any, ...]:
 
     * no summary and no stamp: the state holds the exact transcript, read as
       generation 0 that dropped nothing (every reference in the messages is
-      present verbatim);
+      present verbatim), unless its messages hold langmem's summary message
+      (:func:`_orphan_summary`): then, as for the next case, ``no-summary``;
     * a running summary without a stamp: no summary summaryguard can vouch for
       (``no-summary``);
     * a stamp whose digest does not match the running summary: the summary's
@@ -230,7 +258,7 @@ def facts(values: Any, step: Any) -> tuple[Any, ...]:
     running, stamp, _ = locate(values)
     messages_key = MESSAGES_KEY
     if stamp is None:
-        if running is not None:
+        if running is not None or _orphan_summary(values):
             return (turn, None, False, None, False, ())
         messages = values.get(messages_key) if isinstance(values, Mapping) else None
         return (turn, 0, True, 0, False, VisibleRefs({}, messages, (), every_extractor))

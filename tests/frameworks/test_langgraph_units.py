@@ -1020,3 +1020,19 @@ def test_a_refusal_a_node_swallowed_stops_the_run_before_the_next_step(how: str)
         run()
     assert caught.value.kind is ReconciliationKind.REDERIVATION and type(caught.value) is SummaryReconciliationError
     assert calls.made == [] and later == [] and graph.get_state(THREAD).next == ("bill",)
+
+
+def test_a_context_channel_replaced_whole_leaves_a_summary_no_one_vouches_for() -> None:
+    """``update_state`` of the ``context`` dict replaced it, running summary and stamp with it,
+    while ``messages`` still opened with langmem's summary: that read as an exact transcript."""
+    graph = guard_graph(_graph())
+    _paused(graph)
+    graph.update_state(THREAD, {"context": {"note": "an operator's note"}})
+    with pytest.raises(SummaryReconciliationError) as caught:
+        graph.invoke(None, THREAD)
+    assert caught.value.kind is ReconciliationKind.NO_SUMMARY
+    assert "neither its running summary nor its summaryguard stamp" in caught.value.details["note"]
+    # a conversation that never was summarized is still an exact transcript
+    plain = guard_graph(_graph(stamped=False))
+    plain.graph.invoke({"messages": [HumanMessage("hi", id="h")], "context": {}}, {"configurable": {"thread_id": "p"}})
+    assert _state.facts(plain.get_state({"configurable": {"thread_id": "p"}}).values, 1)[1] == 0
