@@ -43,6 +43,7 @@ class SummaryGuardPlugin(BasePlugin):
         session = invocation_context.session
         enter_session(session)
         if current_run() is None:  # not admitted by a guarded runner: check here, before the agent runs
+            session = await _whole(invocation_context, session)
             summarizer = getattr(getattr(invocation_context, "events_compaction_config", None), "summarizer", None)
             checkpoint = session_checkpoint(
                 session,
@@ -66,6 +67,18 @@ class SummaryGuardPlugin(BasePlugin):
         refusal = refusal_in(error)
         if refusal is not None:
             raise refusal
+
+
+async def _whole(invocation_context: Any, session: Any) -> Any:
+    """The invocation's session with all its events: the run may read only a window of them
+    (``RunConfig.get_session_config``), and a compaction older than the window still says
+    what the history dropped."""
+    window = getattr(getattr(invocation_context, "run_config", None), "get_session_config", None)
+    service = getattr(invocation_context, "session_service", None)
+    if window is None or service is None or session is None:
+        return session
+    whole = await service.get_session(app_name=session.app_name, user_id=session.user_id, session_id=session.id)
+    return whole if whole is not None else session
 
 
 def install(plugins: Sequence[Any], cls: type[SummaryGuardPlugin] = SummaryGuardPlugin) -> list[Any]:

@@ -117,12 +117,11 @@ class GuardedRunner:
     async def run_async(self, *, user_id: str, session_id: str, **kwargs: Any) -> AsyncGenerator[Any, None]:
         """``Runner.run_async``, checked first when the session holds a compaction or an invocation is resumed."""
         runner = self.runner
-        run_config = kwargs.get("run_config")
+        # The whole session, whatever window the run reads (RunConfig.get_session_config): a
+        # compaction older than the window still says what the history dropped, and a check
+        # that read only the window found none and let the run re-derive it.
         session = await runner.session_service.get_session(
-            app_name=runner.app_name,
-            user_id=user_id,
-            session_id=session_id,
-            config=getattr(run_config, "get_session_config", None),
+            app_name=runner.app_name, user_id=user_id, session_id=session_id
         )
         invocation = None
         checkpoint = None

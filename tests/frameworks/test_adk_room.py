@@ -388,3 +388,40 @@ def test_a_guarded_runner_driven_by_a_tool_of_a_guarded_run_hands_its_refusal_up
         _resume(runner, [app.call("provision", {"size": "small"}, "call-provision"), app.text("never")])
     assert (caught.value.kind, caught.value.missing_ref) == (ReconciliationKind.REDERIVATION, "create_vm")
     assert world.created == ["vm-1"] and runner.agent.model.calls == 3  # the model never read the swallowed text
+
+
+def _windowed(tmp_path: Path, *, stamped: bool = True) -> tuple[Any, app.World, Any]:
+    """A session whose compaction lies outside the last three events, and that window."""
+    from google.adk.agents.run_config import RunConfig
+    from google.adk.sessions.base_session_service import GetSessionConfig
+
+    runner, world = _created(tmp_path, stamped=stamped)
+    for chat in ("hello", "and again"):
+        runner.agent.model.steps = [app.text(f"ok: {chat}")]
+        runner.app.events_compaction_config = None  # no more compactions
+        _run(app.run(runner, app.user(chat)))
+    events = _session(runner).events
+    assert max(i for i, e in enumerate(events) if e.actions and e.actions.compaction) < len(events) - 3
+    return runner, world, RunConfig(get_session_config=GetSessionConfig(num_recent_events=3))
+
+
+def test_a_run_that_reads_a_window_of_the_session_is_checked_against_all_of_it(tmp_path: Path) -> None:
+    """``RunConfig(get_session_config=GetSessionConfig(num_recent_events=N))``, as ADK suggests
+    beside compaction: the check read the same window, saw no compaction, and let the run
+    re-derive what it dropped."""
+    runner, world, window = _windowed(tmp_path)
+    runner.agent.model.steps = [app.call("create_vm", {"size": "small"}, "call-again"), app.text("never")]
+    with pytest.raises(SummaryReconciliationError) as caught:
+        _run(app.run(guard_runner(runner), app.user("Attach the disk now."), run_config=window))
+    assert (caught.value.kind, caught.value.missing_ref) == (ReconciliationKind.REDERIVATION, "create_vm")
+    assert world.created == ["vm-1"]
+
+
+def test_the_plugin_alone_reads_the_whole_session_too(tmp_path: Path) -> None:
+    runner, _, window = _windowed(tmp_path, stamped=False)
+    runner.plugin_manager.register_plugin(SummaryGuardPlugin())
+    runner.agent.model.steps = [app.text("never")]
+    with pytest.raises(RuntimeError) as caught:  # ADK's wrapper, as without a window
+        _run(app.run(runner, app.user("Attach the disk now."), run_config=window))
+    assert isinstance(caught.value.__cause__, SummaryReconciliationError)
+    assert caught.value.__cause__.kind is ReconciliationKind.GENERATION_MISMATCH
