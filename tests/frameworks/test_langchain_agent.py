@@ -279,3 +279,32 @@ def test_a_summary_message_replaced_behind_its_stamp_fails_as_a_generation_misma
     assert caught.value.kind is ReconciliationKind.GENERATION_MISMATCH
     assert "not the one its summaryguard stamp describes" in caught.value.details["note"]
     assert world.created == ["vm-1"]
+
+
+def test_the_readme_snippet_runs_as_written_and_through_an_approval(tmp_path: Path) -> None:
+    """The README's three lines, with a model, tools and a saver of this file's app; then the
+    human-approval flow it names. (Its ``deps=["create_vm"]`` failed the first approval: no VM
+    existed yet.)"""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+
+    from fake_world import World
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("\n## LangChain\n", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    world = World(tmp_path / "world.json")
+    namespace: dict[str, Any] = {
+        "create_agent": create_agent, "model": app.PolicyModel(), "tools": app.tools(world), "saver": InMemorySaver()
+    }
+    exec(compile(block, "README.md", "exec", dont_inherit=True), namespace)  # noqa: S102  (as a script runs it)
+    assert namespace["agent"].invoke({"messages": [HumanMessage(app.REQUEST)]}, app.THREAD)["messages"][-1].content.startswith("Done")
+    # the approval flow, with the snippet's middleware and a summary that drops the handle
+    middleware = [*namespace["middleware"], HumanInTheLoopMiddleware(interrupt_on={"create_vm": True, "attach_disk": True})]
+    middleware[0] = type(middleware[0])(namespace["model"], trigger=("messages", 5), keep=("messages", 2), summarizer=app.summarizer(False))
+    guarded = namespace["guard_agent"](create_agent(namespace["model"], app.tools(world), middleware=middleware, checkpointer=InMemorySaver()))
+    thread = {"configurable": {"thread_id": "approval"}}
+    guarded.invoke({"messages": [HumanMessage(app.REQUEST)]}, thread)  # paused before create_vm
+    guarded.invoke(Command(resume=app.APPROVE), thread)  # the first approval goes on: nothing dropped yet
+    with pytest.raises(SummaryReconciliationError) as caught:  # the summary since dropped the handle
+        guarded.invoke(Command(resume=app.APPROVE), thread)
+    assert caught.value.kind is ReconciliationKind.REDERIVATION
