@@ -281,12 +281,11 @@ def test_a_summary_message_replaced_behind_its_stamp_fails_as_a_generation_misma
     assert world.created == ["vm-1"]
 
 
-def test_the_readme_snippet_runs_as_written_and_through_an_approval(tmp_path: Path) -> None:
-    """The README's three lines, with a model, tools and a saver of this file's app; then the
-    human-approval flow it names. (Its ``deps=["create_vm"]`` failed the first approval: no VM
-    existed yet.)"""
+def test_the_readme_snippet_runs_as_written_and_resumes_before_the_vm_exists(tmp_path: Path) -> None:
+    """The README's three lines, with a model, tools and a saver of this file's app. A resume
+    before ``create_vm`` ran (an approval of it, or a crash before it) must go on: the
+    snippet's ``deps=["create_vm"]`` failed it as missing-dependency, as no VM existed yet."""
     from langchain.agents import create_agent
-    from langchain.agents.middleware import HumanInTheLoopMiddleware
 
     from fake_world import World
 
@@ -297,14 +296,8 @@ def test_the_readme_snippet_runs_as_written_and_through_an_approval(tmp_path: Pa
         "create_agent": create_agent, "model": app.PolicyModel(), "tools": app.tools(world), "saver": InMemorySaver()
     }
     exec(compile(block, "README.md", "exec", dont_inherit=True), namespace)  # noqa: S102  (as a script runs it)
-    assert namespace["agent"].invoke({"messages": [HumanMessage(app.REQUEST)]}, app.THREAD)["messages"][-1].content.startswith("Done")
-    # the approval flow, with the snippet's middleware and a summary that drops the handle
-    middleware = [*namespace["middleware"], HumanInTheLoopMiddleware(interrupt_on={"create_vm": True, "attach_disk": True})]
-    middleware[0] = type(middleware[0])(namespace["model"], trigger=("messages", 5), keep=("messages", 2), summarizer=app.summarizer(False))
-    guarded = namespace["guard_agent"](create_agent(namespace["model"], app.tools(world), middleware=middleware, checkpointer=InMemorySaver()))
-    thread = {"configurable": {"thread_id": "approval"}}
-    guarded.invoke({"messages": [HumanMessage(app.REQUEST)]}, thread)  # paused before create_vm
-    guarded.invoke(Command(resume=app.APPROVE), thread)  # the first approval goes on: nothing dropped yet
-    with pytest.raises(SummaryReconciliationError) as caught:  # the summary since dropped the handle
-        guarded.invoke(Command(resume=app.APPROVE), thread)
-    assert caught.value.kind is ReconciliationKind.REDERIVATION
+    agent = namespace["agent"]
+    agent.invoke({"messages": [HumanMessage(app.REQUEST)]}, app.THREAD, interrupt_before=["tools"])
+    assert agent.get_state(app.THREAD).next == ("tools",) and world.created == []  # stopped before create_vm
+    assert agent.invoke(None, app.THREAD)["messages"][-1].content.startswith("Done")  # the resume goes on
+    assert world.created == ["vm-1"]
