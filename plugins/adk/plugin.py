@@ -3,7 +3,8 @@
 Runtime: the adapter for :class:`AdkCheckpoint` (what a guarded run checks);
 ``tool_guard`` of an ADK tool object (a ``BaseTool``) gives a guarded copy of
 it; an observer adds the session id, the resumed invocation and what the
-stamp says to every error about an ADK resume.
+stamp says to every error about an ADK resume, and keeps a violation met inside
+a guarded run on that run.
 
 Analyzer: the room's model (``model.py``), handed over as data.
 
@@ -23,6 +24,7 @@ from typing import Any
 from summaryguard.plugins.markers import hookimpl
 
 _CHECKPOINT_MODULE = f"{__package__}._checkpoint"
+_REFUSALS_MODULE = f"{__package__}._refusals"
 
 
 @hookimpl
@@ -55,6 +57,13 @@ def summaryguard_observe_violation(error: Any, checkpoint: Any) -> None:
         ):
             if value is not None:
                 error.details.setdefault(key, value)
+    # A violation met inside a guarded run (a resume_guard check a tool made, say) is kept on
+    # the run, as the other rooms keep it: a tool that catches it cannot turn it into text for
+    # the model (one a resolver then settles does not stop the run: see GuardedRun.refused).
+    refusals = sys.modules.get(_REFUSALS_MODULE)
+    run = refusals.current_run() if refusals is not None else None
+    if run is not None:
+        run.remember(error)
 
 
 @hookimpl

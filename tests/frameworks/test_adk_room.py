@@ -425,3 +425,37 @@ def test_the_plugin_alone_reads_the_whole_session_too(tmp_path: Path) -> None:
         _run(app.run(runner, app.user("Attach the disk now."), run_config=window))
     assert isinstance(caught.value.__cause__, SummaryReconciliationError)
     assert caught.value.__cause__.kind is ReconciliationKind.GENERATION_MISMATCH
+
+
+@pytest.mark.parametrize("accepted", [False, True])
+def test_a_check_a_tool_caught_stops_the_run_unless_a_resolver_settled_it(tmp_path: Path, spy: Any, accepted: bool) -> None:
+    """A tool that runs ``check_resume`` on a sub-task's checkpoint and hides its failure from
+    the model: the other rooms stop the run; ADK let the model read the tool's text."""
+    from summaryguard.guard import AcceptDivergence, Checkpoint, Summary
+
+    if accepted:
+        spy.answers = lambda error, checkpoint: AcceptDivergence(reason="approved", accepted_by="oncall")
+
+    @resume_guard
+    def resume_sub_task(checkpoint: Any) -> str:
+        return "resumed"
+
+    def sub_task(name: str) -> str:
+        """Resume a sub-task from its checkpoint (hides every error from the model)."""
+        try:
+            return resume_sub_task(Checkpoint(3, Summary(2, "half a summary", partial=True), 2))
+        except Exception:  # noqa: BLE001 - the swallowing under test
+            return "could not resume; please try again"
+
+    runner, _ = _created(tmp_path)
+    runner.agent.tools.append(sub_task)
+    steps = [app.call("sub_task", {"name": "disk"}, "call-sub"), app.text("went on")]
+    if accepted:
+        _resume(runner, steps)
+        recorded = [p.function_response.response for e in _session(runner).events if e.content for p in e.content.parts or () if p.function_response]
+        assert recorded[-1] == {"result": "resumed"}
+        return
+    with pytest.raises(SummaryReconciliationError) as caught:
+        _resume(runner, steps)
+    assert caught.value.kind is ReconciliationKind.PARTIAL_SUMMARY
+    assert runner.agent.model.calls == 3  # the model never read the tool's text
