@@ -200,6 +200,24 @@ def violation(
 _SETS = (set, frozenset)
 
 
+def declared_deps(who: str, deps: Any) -> Any:
+    """Dependencies a framework integration is given once, for every resume (``guard_graph``,
+    ``guard_runner``, ``GuardResumes``): None, a function of the checkpoint, or reference names,
+    made a tuple here. A string, a number or a name that is not a non-empty string is refused
+    when given, naming ``who``, not at the first resume as a missing dependency ``5``."""
+    if deps is None or callable(deps):
+        return deps
+    if isinstance(deps, (str, bytes, bytearray)):
+        raise TypeError(f"{who}(deps=...) takes a collection of reference names, not the string {deps!r}")
+    if not isinstance(deps, Iterable):
+        raise TypeError(f"{who}(deps=...) takes reference names (or a function returning them), got {type(deps).__name__}")
+    names = tuple(deps)
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{who}(deps=...) takes reference names; item {i} is {name!r}")
+    return names
+
+
 def check_dep_names(deps: Iterable[Any]) -> None:
     """Refuse a dependency that cannot be a reference name (an unhashable list, say) with a clear message."""
     for i, dep in enumerate(deps):

@@ -34,7 +34,7 @@ from collections.abc import AsyncGenerator, Callable, Collection, Generator, Ite
 from contextlib import aclosing
 from typing import Any
 
-from summaryguard.guard.check import notify
+from summaryguard.guard.check import declared_deps, notify
 from summaryguard.guard.errors import ReconciliationKind, SummaryReconciliationError
 from summaryguard.guard.resume import resume_guard
 
@@ -95,12 +95,13 @@ class GuardedRunner:
     """
 
     def __init__(self, runner: Any, *, deps: Deps = None, refuse_replay: bool | Iterable[str] = False) -> None:
-        if isinstance(deps, (str, bytes)):
-            raise TypeError(f"guard_runner(deps=...) takes a collection of reference names, not the string {deps!r}")
+        if not callable(getattr(runner, "run_async", None)) or getattr(runner, "plugin_manager", None) is None:
+            raise TypeError(f"guard_runner() takes an ADK Runner, got {type(runner).__name__}")
+        deps = declared_deps("guard_runner", deps)
         if isinstance(refuse_replay, (str, bytes)):
             raise TypeError(f"guard_runner(refuse_replay=...) takes True or a collection of tool names, not {refuse_replay!r}")
         self.runner = runner
-        self._deps = deps if deps is None or callable(deps) else tuple(deps)
+        self._deps = deps
         self._replay: bool | Collection[str] = refuse_replay if isinstance(refuse_replay, bool) else frozenset(refuse_replay)
         runner.plugin_manager.plugins[:] = install(runner.plugin_manager.plugins)
 

@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from summaryguard.guard.check import check_dep_names, normalize_deps
+from summaryguard.guard.check import declared_deps
 from summaryguard.guard.errors import ReconciliationKind, SummaryReconciliationError
 from summaryguard.guard.reconcile import AcceptDivergence, check_provenance, reference_names
 from summaryguard.guard.resume import resume_guard
@@ -128,13 +128,8 @@ class GuardedGraph:
         for method in ("invoke", "get_state"):
             if not callable(getattr(graph, method, None)):
                 raise TypeError(f"guard_graph() takes a compiled LangGraph graph, got {type(graph).__name__}")
-        if isinstance(deps, (str, bytes)):
-            raise TypeError(f"guard_graph(deps=...) takes a collection of reference names, not the string {deps!r}")
-        if deps is not None and not callable(deps):
-            deps = tuple(normalize_deps(deps))  # a number is refused here, not at the first resume
-            check_dep_names(deps)
         self._graph = graph
-        self._deps = deps
+        self._deps = declared_deps("guard_graph", deps)  # refused here, not at the first resume
         self._acceptance = acceptance
         #: Configuration bound with with_config(), merged under each call's own.
         self._bound = bound

@@ -33,6 +33,7 @@ from typing import Any
 from agents.lifecycle import RunHooks, RunHooksBase
 from agents.run import AgentRunner, get_default_agent_runner, set_default_agent_runner
 from agents.run_config import RunConfig
+from summaryguard.guard.check import declared_deps
 from summaryguard.guard.resume import resume_guard
 from summaryguard.guard.runs import GuardedRun, RunScope, refusal_in
 from summaryguard.guard.tools import refuse_rederivation
@@ -151,9 +152,7 @@ class GuardedRunner(AgentRunner):
     """The SDK's runner, checking every run that continues a compacted history (install with :func:`guard_runner`)."""
 
     def __init__(self, *, deps: Deps = None, inner: AgentRunner | None = None) -> None:
-        if isinstance(deps, (str, bytes)):
-            raise TypeError(f"guard_runner(deps=...) takes a collection of reference names, not the string {deps!r}")
-        self._deps = deps if deps is None or callable(deps) else tuple(deps)
+        self._deps = declared_deps("guard_runner", deps)
         self._inner = inner if inner is not None else AgentRunner()
 
     def _deps_of(self, checkpoint: AgentsCheckpoint) -> Any:

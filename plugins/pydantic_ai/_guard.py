@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
 
+from summaryguard.guard.check import declared_deps
 from summaryguard.guard.resume import resume_guard
 from summaryguard.guard.runs import GuardedRun, RunScope, refusal_in
 from summaryguard.guard.tools import _enforce
@@ -86,10 +87,7 @@ class GuardResumes(AbstractCapability[Any]):
     deps: Deps = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.deps, (str, bytes)):
-            raise TypeError(f"GuardResumes(deps=...) takes a collection of reference names, not the string {self.deps!r}")
-        if self.deps is not None and not callable(self.deps):
-            self.deps = tuple(self.deps)
+        self.deps = declared_deps("GuardResumes", self.deps)
 
     async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
         checkpoint = history_checkpoint(ctx.messages)

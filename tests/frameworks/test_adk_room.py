@@ -459,3 +459,9 @@ def test_a_check_a_tool_caught_stops_the_run_unless_a_resolver_settled_it(tmp_pa
         _resume(runner, steps)
     assert caught.value.kind is ReconciliationKind.PARTIAL_SUMMARY
     assert runner.agent.model.calls == 3  # the model never read the tool's text
+
+
+@pytest.mark.parametrize("runner", [None, "a runner", object()])
+def test_guard_runner_takes_an_adk_runner(runner: Any) -> None:
+    with pytest.raises(TypeError, match="guard_runner\\(\\) takes an ADK Runner, got"):
+        guard_runner(runner)

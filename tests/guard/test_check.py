@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from types import SimpleNamespace
 from typing import Any
 
@@ -446,3 +447,25 @@ def test_accepting_on_an_adapter_without_refs(use_plugin) -> None:
         return [(r.kind.value, r.ref) for r in current_turn().divergences]
 
     assert resume(Odd(), ["h1"]) == [("partial-summary", ""), ("missing-dependency", "h1")]
+
+
+def test_deps_given_once_to_an_integration_are_names_checked_when_given() -> None:
+    from summaryguard.guard.check import declared_deps
+
+    def by_state(checkpoint: object) -> list[str]:
+        return ["vm"]
+
+    assert declared_deps("guard_runner", None) is None
+    assert declared_deps("guard_runner", by_state) is by_state
+    assert declared_deps("guard_runner", ["vm", "disk"]) == ("vm", "disk")
+    assert declared_deps("guard_runner", (n for n in ["vm"])) == ("vm",)  # a generator, read once
+    for bad, words in [
+        ("vm", "not the string 'vm'"),
+        (b"vm", "not the string b'vm'"),
+        (5, "got int"),
+        ([5], "item 0 is 5"),
+        (["vm", ""], "item 1 is ''"),
+    ]:
+        with pytest.raises(TypeError, match=re.escape(f"guard_runner(deps=...) takes")) as caught:
+            declared_deps("guard_runner", bad)
+        assert words in str(caught.value)
