@@ -31,7 +31,7 @@ from typing import Any
 
 from summaryguard.guard.model import DroppedRef
 
-from ._items import as_dicts, compaction_digest, items_digest, tool_refs
+from ._items import as_dicts, compaction_digest, holds_compaction, items_digest, tool_refs
 from ._records import CompactionRecord, RecordFolder, known_folders
 
 __all__ = ["ADAPTER", "AgentsCheckpoint", "AgentsCheckpointAdapter", "resume_checkpoint"]
@@ -76,7 +76,11 @@ ADAPTER = AgentsCheckpointAdapter()
 
 
 def _state_items(input: Any) -> list[Any] | None:
-    """The original input of a restored ``RunState`` (None when ``input`` is not one)."""
+    """The items a run continues without a session: the original input of a restored
+    ``RunState``, or an input list that holds a compaction item (a compacted history handed
+    over as input); None when ``input`` is neither."""
+    if isinstance(input, list):
+        return as_dicts(input) if holds_compaction(input) else None
     run_state = sys.modules.get("agents.run_state")
     if run_state is None or not isinstance(input, run_state.RunState):
         return None

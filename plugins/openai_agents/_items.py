@@ -42,6 +42,16 @@ def compaction_items(items: Sequence[Mapping[str, Any]]) -> list[Mapping[str, An
     return [item for item in items if item.get("type") == COMPACTION]
 
 
+def holds_compaction(items: Iterable[Any]) -> bool:
+    """Whether a run's input list holds a compaction item (a compacted history handed over as
+    input, without its session): read without converting the items."""
+    for item in items:
+        kind = item.get("type") if isinstance(item, Mapping) else getattr(item, "type", None)
+        if kind == COMPACTION:
+            return True
+    return False
+
+
 def items_digest(items: Sequence[Mapping[str, Any]]) -> str:
     """The digest of a list of items (canonical JSON, so the same items give the same digest in any process)."""
     return content_digest({"items": list(items)})

@@ -40,6 +40,7 @@ from summaryguard.guard.tools import refuse_rederivation
 from summaryguard.guard.turn import current_turn
 
 from ._checkpoint import AgentsCheckpoint, resume_checkpoint
+from ._items import holds_compaction
 
 __all__ = ["GuardedRunner", "current_run", "guard_runner", "refusal_in"]
 
@@ -170,7 +171,8 @@ class GuardedRunner(AgentRunner):
     def run_streamed(self, starting_agent: Any, input: Any, **kwargs: Any) -> Any:
         """``Runner.run_streamed``: checked before the stream starts; its background run is inside the turn."""
         session = kwargs.get("session")
-        checkpoint = _read_now(input, session) if session is not None or not isinstance(input, (str, list)) else None
+        continues = session is not None or not isinstance(input, (str, list)) or holds_compaction(input)
+        checkpoint = _read_now(input, session) if continues else None
         if checkpoint is None:
             context = contextvars.copy_context()  # a run in the caller's own resumed turn is guarded too
         else:

@@ -224,3 +224,30 @@ def test_a_controller_may_accept_the_divergence_on_record(stopped: dict[str, Pat
     result = _run(Runner.run(agent, ATTACH, session=app.make_session(folder / "session.db")))
     assert result.final_output == "Attached." and world.created == ["vm-1", "vm-2"]  # the new fact, accepted
     assert [r.ref for r in policy.accepted] == ["create_vm"]
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_compacted_history_handed_over_as_the_input_list_is_checked(
+    stopped: dict[str, Path], tmp_path: Path, streamed: bool
+) -> None:
+    """``Runner.run(agent, items + [new])`` with the items of a compacted session and no
+    session: the same history, continued; it ran unchecked and re-derived the handle."""
+    folder = _copy(stopped["crash"], tmp_path)
+    items = _run(app.make_session(folder / "session.db").get_items())  # this process knows the record folder
+    guard_runner()
+    world = app.World(folder / "world.json")
+    steps = [[function_call("create_vm", {"size": "small"}, call_id="call-again")], [assistant_message("never")]]
+    agent, _ = app.make_agent(world, steps)
+    history = [*items, {"role": "user", "content": ATTACH}]
+
+    async def streamed_run() -> None:
+        async for _ in Runner.run_streamed(agent, history).stream_events():
+            pass
+
+    with pytest.raises(SummaryReconciliationError) as caught:
+        _run(streamed_run() if streamed else Runner.run(agent, history))
+    assert (caught.value.kind, caught.value.missing_ref) == (ReconciliationKind.REDERIVATION, "create_vm")
+    assert world.created == ["vm-1"]
+    # a list without a compaction item is a fresh input, as before
+    plain, _ = app.make_agent(world, [[assistant_message("hello")]])
+    assert _run(Runner.run(plain, [{"role": "user", "content": "hi"}])).final_output == "hello"
