@@ -393,18 +393,10 @@ def test_the_users_own_run_hooks_still_run_under_the_guarded_runner(tmp_path: Pa
 def test_a_divergence_a_resolver_accepted_inside_a_tool_does_not_stop_the_run(spy: Any) -> None:
     """The room remembers every violation when it is observed (a tool may swallow it); one a
     resolver then accepted on record let its resume go on, and the run must not raise it."""
-    from summaryguard.guard import AcceptDivergence
+    from sub_task import accept_every_violation, resume_sub_task
 
-    spy.answers = lambda error, checkpoint: AcceptDivergence(reason="operator approved", accepted_by="oncall")
-
-    @resume_guard(deps="needs")
-    def resume_step(checkpoint: Any, needs: Any) -> str:
-        return "resumed"
-
-    @function_tool
-    def step() -> str:
-        """Resume a sub-task from its checkpoint."""
-        return resume_step(Checkpoint(3, Summary(2, "the VM was created"), 2), needs=["vm"])
+    accept_every_violation(spy)
+    step = function_tool(resume_sub_task, name_override="step")
 
     guard_runner()
     model = ScriptedModel([[function_call("step", {}, call_id="c1")], [assistant_message("ok")]])

@@ -406,21 +406,13 @@ def test_a_tool_output_the_processor_cut_short_brings_no_dropped_handle_back(wor
 def test_a_divergence_a_resolver_accepted_inside_a_tool_does_not_stop_the_run(spy: Any) -> None:
     """The room remembers every violation when it is observed (a tool may swallow it); one a
     resolver then accepted on record let its resume go on, and the run must not raise it."""
-    from summaryguard.guard import AcceptDivergence
+    from sub_task import accept_every_violation, resume_sub_task
 
-    spy.answers = lambda error, checkpoint: AcceptDivergence(reason="operator approved", accepted_by="oncall")
-
-    @resume_guard(deps="needs")
-    def resume_step(checkpoint: Any, needs: Any) -> str:
-        return "resumed"
-
+    accept_every_violation(spy)
     steps = [[ToolCallPart("step", {}, tool_call_id="c1")], [TextPart("ok")]]
     agent = Agent(FunctionModel(lambda messages, info: ModelResponse(parts=steps.pop(0))), capabilities=[GuardResumes()])
 
-    @agent.tool_plain
-    def step() -> str:
-        """Resume a sub-task from its checkpoint."""
-        return resume_step(Checkpoint(3, Summary(2, "the VM was created"), 2), needs=["vm"])
+    agent.tool_plain(name="step")(resume_sub_task)
 
     assert agent.run_sync("go").output == "ok"
     assert [record.ref for record in spy.accepted] == ["vm"]
