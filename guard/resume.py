@@ -294,14 +294,13 @@ class _Guarded:
                 raise error from exc
             if resolution is None:
                 raise error
-            if isinstance(resolution, (Replay, AcceptDivergence)):
-                # settled: a run that remembered it when observed does not raise it at its end
-                error.resolution = resolution
             if isinstance(resolution, Replay):
                 replays += 1
                 if replays > MAX_RESOLUTIONS:
                     error.reason += f" (still unresolved after {MAX_RESOLUTIONS} replays)"
                     raise error
+                # settled: a run that remembered it when observed does not raise it at its end
+                error.resolution = resolution
                 cp = resolution.checkpoint
                 args, kwargs = self._substitute(args, kwargs, cp)
                 adapter = adapter_for(cp)
@@ -310,6 +309,7 @@ class _Guarded:
                 waived_refs.clear()
                 records.clear()
             elif isinstance(resolution, AcceptDivergence):
+                error.resolution = resolution  # settled, as a replay is
                 record = DivergenceRecord.from_error(error, resolution.reason, resolution.accepted_by)
                 records.append(record)
                 hooks.summaryguard_divergence_accepted(record=record)

@@ -304,3 +304,12 @@ def test_an_error_records_how_a_resolver_settled_it(make_checkpoint, spy) -> Non
     for error in (replayed, accepted, standing):
         run.remember(error)
     assert run.refused == [standing] and run.first_refusal is standing
+
+
+def test_an_error_still_unresolved_after_the_replay_limit_is_not_settled(make_checkpoint, spy) -> None:
+    """The limit raises the error the resolver kept answering with replays: it stands, and a run
+    that remembered it must stop on it."""
+    spy.answers = lambda error, checkpoint: Replay(make_checkpoint("native", refs=[]))
+    with pytest.raises(SummaryReconciliationError) as info:
+        guarded([])(make_checkpoint("native", refs=[]), ["h1"])
+    assert "still unresolved after" in info.value.reason and info.value.resolution is None
