@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,7 +212,7 @@ class GuardedGraph:
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         config = _merge(self._bound, config)
         snapshot = await self._astate(input, config)
-        admitted = self._admit(input, config, snapshot)
+        admitted = await self._aadmit(input, config, snapshot)
         if admitted is None:
             return await self._graph.ainvoke(input, config, **kwargs)
         run_config, run = admitted
@@ -260,7 +260,7 @@ class GuardedGraph:
     async def _aiterate(self, method: str, input: Any, config: Any, kwargs: dict[str, Any]) -> AsyncIterator[Any]:
         config = _merge(self._bound, config)
         snapshot = await self._astate(input, config)
-        admitted = self._admit(input, config, snapshot)
+        admitted = await self._aadmit(input, config, snapshot)
         if admitted is None:
             async for chunk in getattr(self._graph, method)(input, config, **kwargs):
                 yield chunk
@@ -312,44 +312,104 @@ class GuardedGraph:
 
     def _state(self, input: Any, config: Any) -> Any:
         """The thread's state when ``input`` may resume it (None otherwise)."""
-        if not self._may_resume(input, config):
+        saver = self._reentry_saver(input, config)
+        if saver is False:
             return None
+        if saver is not None:  # a fresh input: read only what says whether it re-enters the run
+            written = saver.get_tuple(config)
+            if not _reentered(input, config, written):
+                return None
         return self._graph.get_state(config, subgraphs=True)
 
     async def _astate(self, input: Any, config: Any) -> Any:
-        if not self._may_resume(input, config):
+        saver = self._reentry_saver(input, config)
+        if saver is False:
             return None
+        if saver is not None:
+            written = await saver.aget_tuple(config)
+            if not _reentered(input, config, written):
+                return None
         return await self._graph.aget_state(config, subgraphs=True)
 
-    def _may_resume(self, input: Any, config: Any) -> bool:
-        """Whether to read the thread's state: a resume must name its thread (a clear error
-        otherwise); a fresh input re-enters a run only on a thread of a graph that keeps
-        checkpoints (see :func:`_reentered`), and otherwise just starts."""
+    def _reentry_saver(self, input: Any, config: Any) -> Any:
+        """False when ``input`` resumes nothing; None when it is a resume (``None``, a
+        ``Command``: its thread must be named, a clear error otherwise); else the saver whose
+        newest checkpoint of the thread says whether this fresh input re-enters the run that
+        wrote it (:func:`_reentered`). A graph that keeps no checkpoints, or a call naming no
+        thread, re-enters nothing: its fresh input just starts."""
         if not _is_resume(input, config):
             return False
         if input is None or _is_command(input):
             _require_thread(config)
-            return True
-        return _has_thread(config) and getattr(self._graph, "checkpointer", None) not in (None, False)
+            return None
+        configurable = config.get("configurable") if isinstance(config, Mapping) else None
+        saver = configurable.get(_SAVER) if isinstance(configurable, Mapping) else None
+        if saver is None:
+            saver = getattr(self._graph, "checkpointer", None)  # None, False or True: keeps none of its own
+        if not _has_thread(config) or not callable(getattr(saver, "get_tuple", None)):
+            return False
+        return saver
 
     def _admit(self, input: Any, config: Any, snapshot: Any) -> tuple[Any, GuardedRun] | None:
         """Check a resume; returns the pinned config and the run to enter, or None if not a resume."""
+        steps = self._admission(input, config, snapshot)
+        try:
+            wanted = next(steps)
+            while True:
+                try:
+                    state = self._graph.get_state(wanted, subgraphs=True)
+                except Exception as exc:  # noqa: BLE001 - see _unreadable
+                    wanted = steps.throw(_unreadable(exc))
+                else:
+                    wanted = steps.send(state)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+    async def _aadmit(self, input: Any, config: Any, snapshot: Any) -> tuple[Any, GuardedRun] | None:
+        """:meth:`_admit` for the async runs: a replayed state is read with the saver's async API
+        (an async saver refuses a synchronous read from its own event loop)."""
+        steps = self._admission(input, config, snapshot)
+        try:
+            wanted = next(steps)
+            while True:
+                try:
+                    state = await self._graph.aget_state(wanted, subgraphs=True)
+                except Exception as exc:  # noqa: BLE001 - see _unreadable
+                    wanted = steps.throw(_unreadable(exc))
+                else:
+                    wanted = steps.send(state)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+    def _admission(self, input: Any, config: Any, snapshot: Any) -> Generator[Any, Any, tuple[Any, GuardedRun] | None]:
+        """The admission of a resume, for :meth:`_admit` and :meth:`_aadmit`: it yields the
+        config of a checkpoint whose state (with its subgraphs) it needs read, and is sent that
+        state; it returns the pinned config and the run to enter, or None if not a resume."""
         if snapshot is None:
             return None
-        if input is not None and not _is_command(input) and not _reentered(input, config, snapshot):
+        command = _is_command(input)
+        if input is not None and not command and not _reentered(input, config, snapshot):
             return None  # a fresh input under another run_id: LangGraph starts afresh
-        if not snapshot.next and not (input is not None and _values(snapshot)):
-            # Nothing pending: None finds nothing to run, but a Command (goto=, update=)
-            # on a thread with state still continues from that state.
+        if not snapshot.next and not (command and _values(snapshot)):
+            # Nothing pending: None (or a re-entry) finds nothing to run, but a Command
+            # (goto=, update=) on a thread with state still continues from that state.
             return None
         acceptance = self._acceptance
         token = _accepting.set(acceptance)
         try:
             checked, turn, context = self._check(snapshot)
-            for state in _subgraph_states(snapshot if checked is snapshot else self._replayed(config, checked)):
+            full = snapshot
+            if checked is not snapshot:
+                # A Replay resolution: a checkpoint from the thread's history names a paused
+                # subgraph's checkpoint without its state, and what that subgraph dropped must
+                # be refused in the replayed run too.
+                full = checked
+                if any(getattr(task, "state", None) is not None for task in getattr(checked, "tasks", None) or ()):
+                    full = yield _pin(config, checked)
+            for state in _subgraph_states(full):
                 self._admit_subgraph(state, turn)
         except SummaryReconciliationError as error:
-            raise _enrich(error, snapshot)
+            raise _enrich(error, snapshot) from None
         finally:
             _accepting.reset(token)
         if acceptance is not None:
@@ -370,24 +430,6 @@ class GuardedGraph:
         # run's own tools, through ``run.acceptance`` (see GuardedRun.enforce).
         context.run(_accepting.set, None)
         return run_config, run
-
-
-    def _replayed(self, config: Any, checked: Any) -> Any:
-        """The checkpoint a Replay resolution chose, with the states of its paused subgraphs:
-        a checkpoint from the thread's history names a subgraph's checkpoint without its
-        state, and what that subgraph dropped must be refused in the replayed run too."""
-        if not any(getattr(task, "state", None) is not None for task in getattr(checked, "tasks", None) or ()):
-            return checked
-        try:
-            return self._graph.get_state(_pin(config, checked), subgraphs=True)
-        except Exception as exc:  # noqa: BLE001 - a saver that reads only asynchronously, say: fail closed
-            raise SummaryReconciliationError(
-                None,
-                None,
-                "",
-                f"the replayed checkpoint has a paused subgraph whose state could not be read to check it ({exc})",
-                kind=ReconciliationKind.GENERATION_MISMATCH,
-            ) from None
 
     def _admit_subgraph(self, state: Any, turn: ResumedTurn) -> None:
         """Check a pending subgraph's state; its drops and acceptances join the parent's turn."""
@@ -455,6 +497,8 @@ def guard_graph(graph: Any, *, deps: Deps = None) -> GuardedGraph:
 
 #: LangGraph's configurable key that says a run continues its checkpoint (``CONFIG_KEY_RESUMING``).
 _RESUMING = "__pregel_resuming"
+#: LangGraph's configurable key for a saver given with the call (a server's, a parent graph's).
+_SAVER = "__pregel_checkpointer"
 
 
 def _is_resume(input: Any, config: Any = None) -> bool:
@@ -482,15 +526,18 @@ def _is_command(input: Any) -> bool:
     return command is not None and isinstance(input, command)
 
 
-def _reentered(input: Any, config: Any, snapshot: Any) -> bool:
-    """A fresh input that LangGraph will take as a resume of ``snapshot``: the resuming flag,
-    or the ``run_id`` that wrote the checkpoint (see :func:`_is_resume`)."""
+def _reentered(input: Any, config: Any, checkpoint: Any) -> bool:
+    """A fresh input that LangGraph will take as a resume of ``checkpoint`` (a state snapshot
+    or a saver's checkpoint tuple; None: the thread has none): the resuming flag, or the
+    ``run_id`` that wrote the checkpoint (see :func:`_is_resume`)."""
+    if checkpoint is None:
+        return False
     configurable = config.get("configurable") if isinstance(config, Mapping) else None
     if isinstance(configurable, Mapping) and _RESUMING in configurable:
         return bool(configurable[_RESUMING])
     metadata = config.get("metadata") if isinstance(config, Mapping) else None
     run_id = metadata.get("run_id") if isinstance(metadata, Mapping) else None
-    written_by = (getattr(snapshot, "metadata", None) or {}).get("run_id")
+    written_by = (getattr(checkpoint, "metadata", None) or {}).get("run_id")
     return run_id is not None and run_id == written_by
 
 
@@ -514,6 +561,17 @@ def _merge(bound: Any, config: Any) -> Any:
 def _has_thread(config: Any) -> bool:
     configurable = config.get("configurable") if isinstance(config, Mapping) else None
     return isinstance(configurable, Mapping) and configurable.get("thread_id") is not None
+
+
+def _unreadable(exc: Exception) -> SummaryReconciliationError:
+    """A replayed checkpoint whose paused subgraph's state cannot be read vouches for nothing."""
+    return SummaryReconciliationError(
+        None,
+        None,
+        "",
+        f"the replayed checkpoint has a paused subgraph whose state could not be read to check it ({exc})",
+        kind=ReconciliationKind.GENERATION_MISMATCH,
+    )
 
 
 def _require_thread(config: Any) -> None:

@@ -1036,3 +1036,73 @@ def test_a_context_channel_replaced_whole_leaves_a_summary_no_one_vouches_for() 
     plain = guard_graph(_graph(stamped=False))
     plain.graph.invoke({"messages": [HumanMessage("hi", id="h")], "context": {}}, {"configurable": {"thread_id": "p"}})
     assert _state.facts(plain.get_state({"configurable": {"thread_id": "p"}}).values, 1)[1] == 0
+
+
+def test_an_async_replay_to_a_paused_subgraph_reads_it_with_the_async_saver(spy: Any) -> None:
+    """An async saver refuses a synchronous read from its own event loop: the replayed subgraph's
+    state is read with aget_state, and the resume is judged on it, not refused for the read."""
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from summaryguard.guard import Replay
+
+    async def scenario(rederive: bool) -> list[str]:
+        calls = Calls()
+        make_vm = guard_tool(tool("create_vm", description="Make a VM.")(calls.make))
+
+        def attach(state: State) -> dict[str, Any]:
+            interrupt("attach the disk?")
+            return {"messages": [AIMessage(make_vm.invoke({}) if rederive else "attached", id="r")]}
+
+        inner = StateGraph(State)
+        inner.add_node("summarize", stamp_summaries(_summarizer("A VM was created.")))
+        inner.add_node("attach", attach)
+        inner.add_edge(START, "summarize")
+        inner.add_edge("summarize", "attach")
+        inner.add_edge("attach", END)
+        outer = StateGraph(State)
+        outer.add_node("agent", inner.compile())
+        outer.add_edge(START, "agent")
+        outer.add_edge("agent", END)
+        async with AsyncSqliteSaver.from_conn_string(":memory:") as saver:
+            graph = guard_graph(outer.compile(checkpointer=saver))
+            await graph.ainvoke({"messages": _conversation(), "context": {}}, THREAD)
+            paused = await graph.aget_state(THREAD)
+            await graph.aupdate_state(THREAD, {"context": {"next_turn_deps": ["ticket"]}})
+            earlier = [h async for h in graph.aget_state_history(THREAD) if h.config == paused.config][0]
+            spy.answers = lambda error, checkpoint: (
+                Replay(earlier) if error.kind is ReconciliationKind.MISSING_DEPENDENCY else None
+            )
+            await graph.ainvoke(Command(resume="yes"), THREAD)
+        return calls.made
+
+    assert asyncio.run(scenario(rederive=False)) == []  # a legitimate replayed resume runs
+    with pytest.raises(SummaryReconciliationError) as caught:
+        asyncio.run(scenario(rederive=True))
+    assert caught.value.kind is ReconciliationKind.REDERIVATION
+
+
+def test_a_re_entry_of_a_finished_run_or_with_the_callers_saver_is_what_langgraph_makes_it() -> None:
+    calls = Calls()
+    config = {**THREAD, "metadata": {"run_id": "run-42"}}
+    first = {"messages": _conversation(), "context": {}}
+    # nothing pending: LangGraph runs nothing, so nothing is checked (the summary was never stamped)
+    finished = guard_graph(_graph(stamped=False))
+    finished.graph.invoke(first, config)
+    finished.graph.invoke(None, config)
+    assert finished.get_state(THREAD).next == ()
+    finished.invoke(first, config)
+    # the saver given with the call (a server's, a parent graph's) re-enters as the graph's own does
+    saver = InMemorySaver()
+    make_vm = guard_tool(tool(calls.make, description="Make a VM."), name="create_vm")
+    builder = StateGraph(State)
+    builder.add_node("summarize", stamp_summaries(_summarizer("A VM was created.")))
+    builder.add_node("then", lambda state: {"messages": [AIMessage(make_vm.invoke({}), id="made")]})
+    builder.add_edge(START, "summarize")
+    builder.add_edge("summarize", "then")
+    builder.add_edge("then", END)
+    graph = guard_graph(builder.compile(interrupt_before=["then"]))
+    with_saver = {**config, "configurable": {**THREAD["configurable"], "__pregel_checkpointer": saver}}
+    graph.invoke(first, with_saver)
+    with pytest.raises(SummaryReconciliationError) as caught:
+        graph.invoke(first, with_saver)
+    assert caught.value.kind is ReconciliationKind.REDERIVATION and calls.made == []
