@@ -315,8 +315,8 @@ class CompactionLock:
                 # the same error class and errno, saying what could not be opened and why
                 raise type(exc)(
                     exc.errno,
-                    f"cannot open the CompactionLock file ({exc.strerror}): its folder is read-only for this "
-                    "process; a lock shared with a CheckpointStore needs a folder this process can write",
+                    f"cannot open the CompactionLock file ({exc.strerror}): this process may not write it "
+                    "or its folder; a lock shared with a CheckpointStore needs both writable",
                     self.path,
                 ) from None
             raise

@@ -91,6 +91,7 @@ def _state_items(input: Any) -> list[Any] | None:
 async def resume_checkpoint(input: Any, session: Any) -> AgentsCheckpoint | None:
     """The checkpoint a run with this input and session continues from, or None when it holds no summary state."""
     state_items = _state_items(input)
+    carried = "the input list" if isinstance(input, list) else "the restored RunState"
     session_items = as_dicts(await session.get_items()) if session is not None else None
     if state_items is None and session_items is None:
         return None  # a fresh input and no session: nothing earlier is continued
@@ -108,7 +109,7 @@ async def resume_checkpoint(input: Any, session: Any) -> AgentsCheckpoint | None
     if record is None and session_digest is None and state_digest is None:
         return None
     path = folder.folder if folder is not None else None
-    return _checkpoint(record, session_id, session_items, state_items or [], session_digest, state_digest, path)
+    return _checkpoint(record, session_id, session_items, state_items or [], session_digest, state_digest, path, carried)
 
 
 def _record(folder: RecordFolder | None, session_id: Any, state_digest: str | None) -> CompactionRecord | None:
@@ -130,6 +131,7 @@ def _checkpoint(
     session_digest: str | None,
     state_digest: str | None,
     folder: str | None,
+    carried: str = "the restored RunState",
 ) -> AgentsCheckpoint | None:
     present = {ref.name for _, ref in tool_refs(session_items or [])} | {ref.name for _, ref in tool_refs(state_items)}
     turn = len(session_items if session_items is not None else state_items)
@@ -147,7 +149,7 @@ def _checkpoint(
             f"compaction generation {generation} was started (intent recorded) and never recorded done: "
             "the process stopped between folding the history and storing the compacted items",
         )
-    digests = [(what, d) for what, d in (("the session", session_digest), ("the restored RunState", state_digest)) if d]
+    digests = [(what, d) for what, d in (("the session", session_digest), (carried, state_digest)) if d]
     if completed is None:
         if not digests:
             return None  # an intent that never touched the history: nothing was compacted

@@ -52,10 +52,15 @@ _NOQA = re.compile(rf"#\s*noqa\s*:\s*(?P<codes>{_CODE_LIST})", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*summaryguard\s*:\s*ignore\s*\[(?P<codes>[^\]]*)\]", re.IGNORECASE)
 #: Our form's head, with or without a list, anywhere in a text (an upper bound, see :func:`_names_any`).
 _IGNORE_WORDS = re.compile(r"#\s*summaryguard\s*:\s*ignore\b", re.IGNORECASE)
-#: Our form's head where a comment (or a second comment in one) begins: a comment that has it
-#: but names no code (``ignore SG201``, ``ignore[]``) is malformed, and reported (it silences
-#: nothing). Prose that quotes the form (``# summaryguard: ignore``, in backticks) is not one.
-_IGNORE_HEAD = re.compile(r"(?:^|(?<=\s))#\s*summaryguard\s*:\s*ignore\b", re.IGNORECASE)
+#: Our form where a comment (or a second comment in one) begins, naming no code in brackets:
+#: nothing after ``ignore`` (or only another comment), empty brackets, or codes without them
+#: (``ignore SG201``, ``ignore: SG201``). It silences nothing, and is reported. Prose that
+#: quotes the form (in backticks) or goes on in words (``ignore comments need...``), and other
+#: directives (``ignore-file``), are not suppressions at all.
+_NAMELESS = re.compile(
+    r"(?:^|(?<=\s))#\s*summaryguard\s*:\s*ignore(?:\s*\[\s*\]|\s*[:=]?\s*[A-Za-z]+[0-9]+\b|\s*$|\s+#)",
+    re.IGNORECASE,
+)
 _SPLIT = re.compile(r"[\s,]+")
 #: An entry that can name codes: letters then at least one digit (a code or a prefix of one).
 _ENTRY = re.compile(r"(?P<letters>[A-Z]+)[0-9]+")
@@ -150,7 +155,7 @@ class Suppressions:
 
     def nameless(self) -> list[UnusedSuppression]:
         """The comments in the ``summaryguard: ignore`` form that name no code: they were
-        written to silence something, and silence nothing (see :data:`_IGNORE_HEAD`)."""
+        written to silence something, and silence nothing (see :data:`_NAMELESS`)."""
         return [UnusedSuppression(line, *self.malformed[line], ()) for line in sorted(self.malformed)]
 
     def _at(self, line: int, codes: list[str]) -> UnusedSuppression:
@@ -186,7 +191,7 @@ def parse_suppressions(text: str, letters: Collection[str] | None = None) -> Sup
                     spans[line] = span
                     if named:
                         ours.setdefault(line, set()).update(named)
-                if not named and _IGNORE_HEAD.search(token.string) is not None:
+                if _NAMELESS.search(token.string) is not None:
                     malformed[line] = span
     except (tokenize.TokenError, SyntaxError):
         pass  # keep what was found before the point of failure

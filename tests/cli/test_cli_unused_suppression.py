@@ -206,13 +206,15 @@ NAMELESS = """\
 def next_turn(ctx):
     a = ctx["a"]  # summaryguard: ignore SG201
     b = ctx["b"]  # summaryguard: ignore[]
-    c = ctx["c"]  # SummaryGuard: Ignore -- all of it, please
-    d = ctx["d"]  # summaryguard: ignore[SG201]  # summaryguard: ignore
+    c = ctx["c"]  # SummaryGuard: Ignore
+    d = ctx["d"]  # summaryguard: ignore[SG201]  # summaryguard: ignore: SG202
     e = ctx["e"]  # noqa: SG001  # summaryguard: ignore
     f = "# summaryguard: ignore"  # a string, not a comment
     g = 1  # prose may quote the form: `# summaryguard: ignore` in backticks is no suppression
     h = 2# summaryguard: ignore
-    return a, b, c, d, e, f, g, h
+    i = 3  # summaryguard: ignore comments need their codes in brackets (prose, not a suppression)
+    j = 4  # summaryguard: ignore-file (another directive, not ours)
+    return a, b, c, d, e, f, g, h, i, j
 """
 
 
@@ -223,20 +225,22 @@ def test_a_suppression_in_our_form_that_names_no_code_is_reported(
     (project / "nameless.py").write_text(NAMELESS, encoding="utf-8")
     status, found = findings(capsys)
     assert status == ExitCode.FINDINGS
-    # line 5 names a code (unused, as it would be alone); line 6 silences its own report
+    # line 5: an unused code, then a second form that names none; line 6 silences its own report
     assert [(f["line"], f["column"]) for f in found] == [(2, 19), (3, 19), (4, 19), (5, 19), (9, 10)]
+    nameless = (
+        "this suppression names no rule code, so it silences nothing: name each code in brackets, "
+        "`# summaryguard: ignore[SG201]`"
+    )
     for line in (2, 3, 4, 9):
-        message = next(f["message"] for f in found if f["line"] == line)
-        assert message == (
-            "this suppression names no rule code, so it silences nothing: name each code in brackets, "
-            "`# summaryguard: ignore[SG201]`"
-        )
-    assert next(f["message"] for f in found if f["line"] == 5).startswith("unused suppression of SG201")
+        assert next(f["message"] for f in found if f["line"] == line) == nameless
+    assert next(f["message"] for f in found if f["line"] == 5).startswith(
+        nameless + "; unused suppression of SG201: no such finding on this line"
+    )
     assert findings(capsys, "--ignore", "SG001") == (ExitCode.OK, [])
 
 
 def test_nameless_comments_directly() -> None:
     suppressions = parse_suppressions(NAMELESS, {"SG"})
-    assert sorted(suppressions.malformed) == [2, 3, 4, 6, 9]
-    assert [(u.line, u.codes) for u in suppressions.nameless()] == [(2, ()), (3, ()), (4, ()), (6, ()), (9, ())]
+    assert sorted(suppressions.malformed) == [2, 3, 4, 5, 6, 9]
+    assert [(u.line, u.codes) for u in suppressions.nameless()] == [(n, ()) for n in (2, 3, 4, 5, 6, 9)]
     assert parse_suppressions("x = 1  # noqa: E501\n", {"SG"}).malformed == {}

@@ -276,7 +276,7 @@ def _read_as_another_user(outer: Path) -> None:
             compactor.compact([])  # was the bare "Permission denied" of the lock file's path
         except PermissionError as err:
             assert err.errno in (errno.EACCES, errno.EPERM), err.errno
-            assert err.strerror.startswith("cannot open the CompactionLock file (Permission denied)"), err.strerror
+            assert err.strerror.startswith("cannot open the CompactionLock file (Permission denied): this process may not write"), err.strerror
             assert err.filename == {str(folder / ".summaryguard.lock")!r}, err.filename
             print("lock")
         try:
