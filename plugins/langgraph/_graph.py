@@ -591,7 +591,7 @@ def _merge_each(bound: Any, config: Any) -> Any:
 
 def _refuse_batched_resume(inputs: Any) -> list[Any]:
     inputs = list(inputs)
-    if any(_is_resume(i) for i in inputs):  # (a run_id re-entry under a batch config runs unchecked: see README)
+    if any(_is_resume(i) for i in inputs):  # None or a Command (a run_id re-entry is not sought in a batch)
         raise TypeError(
             "a guarded graph does not resume threads in a batch (the check could not be pinned per thread); "
             "resume each thread with invoke() or stream()"
