@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import pytest
@@ -805,11 +806,8 @@ def test_the_plugin_leaves_other_checkpoints_alone(make_checkpoint: Any) -> None
 # -- subgraphs --------------------------------------------------------------------------------
 
 
-def _parent_with_summarizing_subgraph(make_vm: Any, *, stamped: bool = True) -> Any:
-    def attach(state: State) -> dict[str, Any]:
-        interrupt("attach the disk?")
-        return {"messages": [AIMessage(f"attached to {make_vm.invoke({})}", id="r")]}
-
+def _summarizing_subgraph_parent(attach: Callable[[State], dict[str, Any]], *, stamped: bool = True) -> Any:
+    """A parent graph (not compiled) whose one node is a subgraph: summarize, then ``attach``."""
     inner = StateGraph(State)
     node = _summarizer("A VM was created.")
     inner.add_node("summarize", stamp_summaries(node) if stamped else node)
@@ -821,7 +819,15 @@ def _parent_with_summarizing_subgraph(make_vm: Any, *, stamped: bool = True) -> 
     outer.add_node("agent", inner.compile())
     outer.add_edge(START, "agent")
     outer.add_edge("agent", END)
-    graph = guard_graph(outer.compile(checkpointer=InMemorySaver()))
+    return outer
+
+
+def _parent_with_summarizing_subgraph(make_vm: Any, *, stamped: bool = True) -> Any:
+    def attach(state: State) -> dict[str, Any]:
+        interrupt("attach the disk?")
+        return {"messages": [AIMessage(f"attached to {make_vm.invoke({})}", id="r")]}
+
+    graph = guard_graph(_summarizing_subgraph_parent(attach, stamped=stamped).compile(checkpointer=InMemorySaver()))
     graph.invoke({"messages": _conversation(), "context": {}}, THREAD)  # pauses inside the subgraph
     return graph
 
@@ -1053,18 +1059,8 @@ def test_an_async_replay_to_a_paused_subgraph_reads_it_with_the_async_saver(spy:
             interrupt("attach the disk?")
             return {"messages": [AIMessage(make_vm.invoke({}) if rederive else "attached", id="r")]}
 
-        inner = StateGraph(State)
-        inner.add_node("summarize", stamp_summaries(_summarizer("A VM was created.")))
-        inner.add_node("attach", attach)
-        inner.add_edge(START, "summarize")
-        inner.add_edge("summarize", "attach")
-        inner.add_edge("attach", END)
-        outer = StateGraph(State)
-        outer.add_node("agent", inner.compile())
-        outer.add_edge(START, "agent")
-        outer.add_edge("agent", END)
         async with AsyncSqliteSaver.from_conn_string(":memory:") as saver:
-            graph = guard_graph(outer.compile(checkpointer=saver))
+            graph = guard_graph(_summarizing_subgraph_parent(attach).compile(checkpointer=saver))
             await graph.ainvoke({"messages": _conversation(), "context": {}}, THREAD)
             paused = await graph.aget_state(THREAD)
             await graph.aupdate_state(THREAD, {"context": {"next_turn_deps": ["ticket"]}})
