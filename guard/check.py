@@ -209,12 +209,24 @@ def declared_deps(who: str, deps: Any) -> Any:
         return deps
     if isinstance(deps, (str, bytes, bytearray)):
         raise TypeError(f"{who}(deps=...) takes a collection of reference names, not the string {deps!r}")
-    if not isinstance(deps, Iterable):
-        raise TypeError(f"{who}(deps=...) takes reference names (or a function returning them), got {type(deps).__name__}")
-    names = tuple(deps)
+    return _names(f"{who}(deps=...)", deps)
+
+
+def reference_names(who: str, refs: object) -> tuple[str, ...]:
+    """The references an acceptance names (``accept_divergence``, a room's own acceptance):
+    one name, or an iterable of names, each a non-empty string. Bytes are refused: a bytes
+    object iterates as numbers (``b"vm"`` accepted the references 118 and 109, that is nothing)."""
+    return _names(f"{who}()", (refs,) if isinstance(refs, str) else refs)
+
+
+def _names(call: str, values: object) -> tuple[str, ...]:
+    """``values`` as reference names for ``call`` (as its messages name it), or TypeError."""
+    if isinstance(values, (bytes, bytearray)) or not isinstance(values, Iterable):
+        raise TypeError(f"{call} takes reference names, got {type(values).__name__}")
+    names = tuple(values)
     for i, name in enumerate(names):
         if not isinstance(name, str) or not name:
-            raise TypeError(f"{who}(deps=...) takes reference names; item {i} is {name!r}")
+            raise TypeError(f"{call} takes reference names; item {i} is {name!r}")
     return names
 
 

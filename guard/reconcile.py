@@ -9,7 +9,6 @@ and record it, so the re-derived fact carries new provenance. Anything else
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -54,19 +53,6 @@ def check_provenance(who: str, reason: object, accepted_by: object) -> None:
         if not value.strip():
             what = "a reason" if name == "reason" else "who accepted it (accepted_by)"
             raise ValueError(f"{who}() needs {what}: the record is the new fact's provenance")
-
-
-def reference_names(who: str, refs: object) -> list[str]:
-    """The references an acceptance names: one name, or an iterable of names, each a
-    non-empty string. Bytes are refused (a bytes object iterates as numbers: ``b"vm"``
-    accepted the references 118 and 109, that is nothing)."""
-    if isinstance(refs, (bytes, bytearray)) or not isinstance(refs, (str, Iterable)):
-        raise TypeError(f"{who}() takes reference names (strings), got {type(refs).__name__}")
-    names = [refs] if isinstance(refs, str) else list(refs)
-    for ref in names:
-        if not isinstance(ref, str) or not ref:
-            raise TypeError(f"{who}() takes reference names (strings), got {ref!r}")
-    return names
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .adapter import CheckpointAdapter
-from .check import adapter_for, facts_of, unreadable
+from .check import adapter_for, facts_of, reference_names, unreadable
 from .model import DroppedRef
-from .reconcile import DivergenceRecord, check_provenance, reference_names
+from .reconcile import DivergenceRecord, check_provenance
 
 __all__ = ["ResumedTurn", "accept_divergence", "current_turn"]
 

@@ -30,9 +30,9 @@ from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterat
 from dataclasses import dataclass
 from typing import Any
 
-from summaryguard.guard.check import declared_deps
+from summaryguard.guard.check import declared_deps, reference_names
 from summaryguard.guard.errors import ReconciliationKind, SummaryReconciliationError
-from summaryguard.guard.reconcile import AcceptDivergence, check_provenance, reference_names
+from summaryguard.guard.reconcile import AcceptDivergence, check_provenance
 from summaryguard.guard.resume import resume_guard
 from summaryguard.guard.tools import refuse_rederivation, register_refusal_escalation
 from summaryguard.guard.turn import ResumedTurn, accept_divergence, current_turn
@@ -342,8 +342,7 @@ class GuardedGraph:
         if input is None or _is_command(input):
             _require_thread(config)
             return None
-        configurable = config.get("configurable") if isinstance(config, Mapping) else None
-        saver = configurable.get(_SAVER) if isinstance(configurable, Mapping) else None
+        saver = _configurable(config).get(_SAVER)
         if saver is None:
             saver = getattr(self._graph, "checkpointer", None)  # None, False or True: keeps none of its own
         if not _has_thread(config) or not callable(getattr(saver, "get_tuple", None)):
@@ -511,13 +510,8 @@ def _is_resume(input: Any, config: Any = None) -> bool:
     continues it; :func:`_reentered` settles it against the checkpoint."""
     if input is None or _is_command(input):
         return True
-    if not isinstance(config, Mapping):
-        return False
-    configurable = config.get("configurable")
-    if isinstance(configurable, Mapping) and _RESUMING in configurable:
-        return bool(configurable[_RESUMING])
-    metadata = config.get("metadata")
-    return isinstance(metadata, Mapping) and metadata.get("run_id") is not None
+    flag = _configurable(config).get(_RESUMING)
+    return bool(flag) if flag is not None else _run_id(config) is not None
 
 
 def _is_command(input: Any) -> bool:
@@ -532,13 +526,22 @@ def _reentered(input: Any, config: Any, checkpoint: Any) -> bool:
     ``run_id`` that wrote the checkpoint (see :func:`_is_resume`)."""
     if checkpoint is None:
         return False
+    flag = _configurable(config).get(_RESUMING)
+    if flag is not None:
+        return bool(flag)
+    run_id = _run_id(config)
+    return run_id is not None and run_id == (getattr(checkpoint, "metadata", None) or {}).get("run_id")
+
+
+def _configurable(config: Any) -> Mapping[str, Any]:
+    """The ``configurable`` table of a run's config (empty when there is none)."""
     configurable = config.get("configurable") if isinstance(config, Mapping) else None
-    if isinstance(configurable, Mapping) and _RESUMING in configurable:
-        return bool(configurable[_RESUMING])
+    return configurable if isinstance(configurable, Mapping) else {}
+
+
+def _run_id(config: Any) -> Any:
     metadata = config.get("metadata") if isinstance(config, Mapping) else None
-    run_id = metadata.get("run_id") if isinstance(metadata, Mapping) else None
-    written_by = (getattr(checkpoint, "metadata", None) or {}).get("run_id")
-    return run_id is not None and run_id == written_by
+    return metadata.get("run_id") if isinstance(metadata, Mapping) else None
 
 
 #: Callables of a compiled graph that never run a node: passed through as they are.
@@ -559,8 +562,7 @@ def _merge(bound: Any, config: Any) -> Any:
 
 
 def _has_thread(config: Any) -> bool:
-    configurable = config.get("configurable") if isinstance(config, Mapping) else None
-    return isinstance(configurable, Mapping) and configurable.get("thread_id") is not None
+    return _configurable(config).get("thread_id") is not None
 
 
 def _unreadable(exc: Exception) -> SummaryReconciliationError:
