@@ -123,6 +123,8 @@ def scan(tree: ast.Module, module_name: str, registrations: frozenset[str] = fro
     #: Per class (qualified): the constructors its methods assign to ``self.<attr>``.
     built_on_self: dict[str, set[str]] = {}
     nodes: set[str] = set()
+    #: Module-level names bound to a prompt that asks for a summary (``FOLD = "Summarize ..."``).
+    prompts: set[str] = set()
     plans = _PLANS
     while stack:
         node, depth, owner, prefix = pop()
@@ -189,6 +191,10 @@ def scan(tree: ast.Module, module_name: str, registrations: frozenset[str] = fro
             continue
         below = children(node, fields)
         if role == _ASSIGN:
+            if owner is top and prefix == module_name:
+                prompt = _summary_prompt(node)  # type: ignore[arg-type]
+                if prompt is not None:
+                    prompts.add(prompt)
             if prefix.endswith(".<locals>"):
                 built = _constructor_on_self(node)  # type: ignore[arg-type]
                 if built:
@@ -213,6 +219,12 @@ def scan(tree: ast.Module, module_name: str, registrations: frozenset[str] = fro
     for owner, own in lambdas:
         owner.words |= own.words
         owner.calls |= own.calls
+    if prompts:
+        # a function that reads a module's summary prompt asks for a summary, as if the prompt's
+        # text stood in its body (the string's content, not the constant's name, is the evidence)
+        for function_words in functions.values():
+            if function_words is not top and not prompts.isdisjoint(function_words.words):
+                function_words.words.add("summarize")
     if built_on_self:
         # `self.box = CheckpointStore(p)` in `__init__`: what `self.box` is counts in every
         # method of the class (the value, not the attribute's name, is the evidence)
@@ -221,6 +233,21 @@ def scan(tree: ast.Module, module_name: str, registrations: frozenset[str] = fro
             if built:
                 function_words.words |= built
     return FileScan(deepest, "\n".join(words), functions, nodes)
+
+
+def _summary_prompt(node: ast.Assign | ast.AnnAssign) -> str | None:
+    """``NAME = "Summarize ..."`` (also through ``dedent(...)`` or ``"...".strip()``): the
+    name bound to prose that asks for a summary, or None."""
+    target = node.targets[0] if type(node) is ast.Assign and len(node.targets) == 1 else getattr(node, "target", None)
+    value = node.value
+    if type(target) is not ast.Name or value is None:
+        return None
+    if type(value) is ast.Call:  # ``dedent("""...""")``, ``"""...""".strip()``
+        func = value.func
+        value = value.args[0] if value.args else func.value if type(func) is ast.Attribute else None
+    if type(value) is ast.Constant and type(value.value) is str and _asks_for_a_summary(value.value):
+        return target.id
+    return None
 
 
 def _constructor_on_self(node: ast.Assign | ast.AnnAssign) -> str | None:

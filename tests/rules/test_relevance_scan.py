@@ -91,6 +91,58 @@ def test_words_calls_and_owners() -> None:
     assert not {"Load", "Store", "Eq", "Is"} & set(found.words.split("\n"))  # no node of no words
 
 
+def test_a_function_that_reads_a_module_summary_prompt_asks_for_a_summary() -> None:
+    """The prompt's text, not its name, is the evidence: a function reading ``FOLD`` (or a
+    prompt passed through ``dedent`` or ``.strip()``) carries the word its body would have
+    carried with the string inline; one that reads another constant does not."""
+    source = textwrap.dedent(
+        """\
+        from textwrap import dedent
+
+        FOLD = "Summarize the conversation so far, keeping every identifier"
+        BRIEF = dedent(\"\"\"
+            Condense these turns into one paragraph.
+        \"\"\")
+        TRIMMED = "  Compress the history below.  ".strip()
+        GREETING = "Say hello to the user"
+        KEY = "summary_text"
+
+
+        def fold(llm, turns):
+            return llm(FOLD.format(turns=turns))
+
+
+        def brief(llm, turns):
+            return llm(BRIEF + str(turns))
+
+
+        def trimmed(llm, turns):
+            return llm(TRIMMED + str(turns))
+
+
+        def greet(llm):
+            return llm(GREETING)
+
+
+        def keyed(record):
+            return record[KEY]
+
+
+        class Prompts:
+            INNER = "Summarize the conversation"
+
+            def run(self, llm):
+                return llm(self.INNER)
+        """
+    )
+    functions = scan(ast.parse(source), "m").functions
+    assert {"m.fold", "m.brief", "m.trimmed"} == {q for q, f in functions.items() if "summarize" in f.words and q != "m.<module>"}
+    assert "summarize" in functions["m.<module>"].words  # the prompt's own owner, as before
+    assert "summarize" not in functions["m.greet"].words | functions["m.keyed"].words
+    # a class attribute is read as ``self.INNER``: no module-level name, no propagation
+    assert "summarize" not in functions["m.Prompts.run"].words
+
+
 def test_graph_nodes_by_name_and_attribute() -> None:
     tree = ast.parse("g.add_node('a', run)\ng.add_node(node=self.step)\nadd_node(x.y)\nother(z)\n")
     assert scan(tree, "m", frozenset({"add_node"})).nodes == {"run", "step", "y"}
