@@ -350,6 +350,31 @@ def _has_key(node: cst.Dict, key: str) -> bool:
     )
 
 
+def _message_shaped(value: cst.BaseExpression) -> bool:
+    """A chat message by its shape alone: a dict with a ``role``, or a message class's
+    instance or factory result (``ChatMessage(...)``, ``ChatMessage.from_user(...)``)."""
+    if type(value) is cst.Dict:
+        return _has_key(value, "role")
+    if type(value) is not cst.Call:
+        return False
+    func = value.func
+    name = last_segment(dotted(func)) or ""
+    if _MESSAGE_CLASS.search(name):
+        return True
+    return type(func) is cst.Attribute and _MESSAGE_CLASS.search(last_segment(dotted(func.value)) or "") is not None
+
+
+@dataclass(frozen=True)
+class _HelperMessage:
+    """What the chat messages a project function returns are made of (see
+    :meth:`_Analysis._returned_message`): the parameters they hold, their keys, and whether
+    a ``**`` splat hides some of them."""
+
+    params: frozenset[str]
+    keys: frozenset[str]
+    opaque: bool
+
+
 def _instance_name(fn: FunctionInfo) -> str | None:
     """The name a method calls its instance by (its first parameter: ``self``, or any
     other), or None outside a class."""
@@ -604,6 +629,7 @@ class _Analysis:
         self._own: dict[FunctionInfo, dict[tuple[str, str], cst.CSTNode]] = {}
         self._records: dict[FunctionInfo, list[tuple[cst.CSTNode, Stmt, str]]] = {}
         self._messages: dict[FunctionInfo, list[tuple[cst.CSTNode, Stmt, str, str | None]]] = {}
+        self._helper_messages: dict[FunctionInfo, _HelperMessage] = {}
         self._modules_by_name: dict[str, ModuleInfo] | None = None
         self._calls: dict[FunctionInfo, _Calls] = {}
         self._compaction_locks: dict[FunctionInfo, frozenset[str] | None] = {}
@@ -1709,11 +1735,58 @@ class _Analysis:
             if owner[:1].isupper() and not name[:1].isupper():
                 shaped = True  # a class's factory: ``ChatMessage.from_user(...)``
             elif not name[:1].isupper():
-                return False  # a function's result, not a message built here
+                return self._helper_message(node, view)  # type: ignore[arg-type]
             else:
                 role = self._role_argument(node, view)  # type: ignore[arg-type]
                 shaped = _MESSAGE_CLASS.search(name) is not None or role is not None
         return shaped and self._holds_summary(node, view)
+
+    def _helper_message(self, call: cst.Call, view: _Fn) -> bool:
+        """A project helper's call that builds a chat message around raw summarizer output
+        (``note = as_message(text)``, where ``as_message`` returns ``{"role": role,
+        "content": text}``): the message is built here, by the helper's hands. Only an
+        argument whose parameter the helper puts into the message it returns counts; any
+        other function's result is not a message built here."""
+        if not any(not a.star and self.carries(a.value, view, raw=True) for a in call.args):
+            return False  # nothing of a summary handed to it: no need to read the callee
+        found = self._message_of(call, view)
+        if found is None or not found[1].params:
+            return False
+        callee, shape = found
+        given = bound_arguments(call, callee)
+        return any(name in given and self.carries(given[name], view, raw=True) for name in shape.params)
+
+    def _message_of(self, call: cst.Call, view: _Fn) -> tuple[FunctionInfo, _HelperMessage] | None:
+        """The project function ``call`` runs and what the messages it returns are made of."""
+        callee = self.project.resolve(call.func, view.fn)
+        if callee is None or callee.is_module:
+            return None
+        shape = self._helper_messages.get(callee)
+        if shape is None:
+            shape = self._helper_messages[callee] = self._returned_message(callee)
+        return callee, shape
+
+    def _returned_message(self, fn: FunctionInfo) -> _HelperMessage:
+        """What the chat messages ``fn`` returns are made of: a ``return`` of a dict with a
+        ``role``, or of a message class's instance or factory result (directly, or through
+        one local name bound to it). Their parameters, and their keys."""
+        params = set(fn.params) - {"self", "cls"}
+        found: set[str] = set()
+        keys: set[str] = set()
+        opaque = False
+        for stmt in walk_statements(fn.body):
+            if type(stmt) is not cst.Return or stmt.value is None:
+                continue
+            values = [stmt.value]
+            if type(stmt.value) is cst.Name and stmt.value.value not in params:
+                values = self.view(fn).assigned.get(stmt.value.value, [])
+            for value in values:
+                if _message_shaped(value):
+                    found.update(n.value for n in iter_exprs(value) if type(n) is cst.Name and n.value in params)
+                    named, unknown = _key_names(value)
+                    keys |= named
+                    opaque = opaque or unknown
+        return _HelperMessage(frozenset(found), frozenset(keys), opaque)
 
     def records(self, fn: FunctionInfo) -> Iterator[Fact]:
         view = self.view(fn)
@@ -1897,6 +1970,10 @@ class _Analysis:
 
     def _judge_record(self, record: cst.CSTNode, stmt: Stmt, view: _Fn, how: str) -> Iterator[Fact]:
         keys, opaque = _key_names(record)
+        helper = self._message_of(record, view) if isinstance(record, cst.Call) else None
+        if helper is not None and helper[1].params:  # a message a helper builds: its keys are the helper's
+            keys |= helper[1].keys
+            opaque = opaque or helper[1].opaque
         if opaque:
             return
         class_name = last_segment(dotted(record.func)) if isinstance(record, cst.Call) else ""
