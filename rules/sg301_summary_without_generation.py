@@ -53,7 +53,9 @@ class SummaryWithoutGeneration(LintRule):
     reported once: a response body wrapping it, an exception message or token
     usage is not another record. A chat message holding a summary
     (``SystemMessage(content=...)``, ``ChatMessage.from_user(...)``, a dict
-    or call with a ``role``) is context for a prompt, unless its role is the
+    or call with a ``role``, or a call of the project's own helper that returns
+    one made of the argument holding the summary, its keys the message's) is
+    context for a prompt, unless its role is the
     summary role or it takes the place of the conversation the summarizer
     folded: assigned over it (``self.turns = [note, *self.turns[-2:]]``, or a
     helper's result handed both), put into a conversation the function
