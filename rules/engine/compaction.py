@@ -364,6 +364,45 @@ def _message_shaped(value: cst.BaseExpression) -> bool:
     return type(func) is cst.Attribute and _MESSAGE_CLASS.search(last_segment(dotted(func.value)) or "") is not None
 
 
+#: Builtins that measure a value: a message holding ``len(text)`` holds none of ``text``.
+_MEASURES = frozenset({"len", "hash", "id", "bool", "int", "float", "type", "isinstance"})
+
+
+def _text_names(expr: cst.BaseExpression, names: set[str]) -> set[str]:
+    """Which of ``names`` ``expr`` is made of, not counting what a measuring builtin
+    (:data:`_MEASURES`) only measures."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Name:
+            if node.value in names:  # type: ignore[attr-defined]
+                found.add(node.value)  # type: ignore[attr-defined]
+            continue
+        if kind is cst.Call and type(node.func) is cst.Name and node.func.value in _MEASURES:  # type: ignore[attr-defined]
+            continue
+        stack.extend(children(node))
+    return found
+
+
+def _bound_to(fn: FunctionInfo, name: str) -> list[tuple[cst.BaseExpression, Stmt | None]]:
+    """The values ``fn`` binds to the local ``name`` by plain assignment, with each
+    assignment (where keys set on the name afterwards are looked for)."""
+    found: list[tuple[cst.BaseExpression, Stmt | None]] = []
+    for stmt in walk_statements(fn.body):
+        kind = type(stmt)
+        if kind is cst.Assign and len(stmt.targets) == 1:
+            target = stmt.targets[0].target
+        elif kind is cst.AnnAssign and stmt.value is not None:
+            target = stmt.target
+        else:
+            continue
+        if type(target) is cst.Name and target.value == name:
+            found.append((stmt.value, stmt))
+    return found
+
+
 @dataclass(frozen=True)
 class _HelperMessage:
     """What the chat messages a project function returns are made of (see
@@ -1768,8 +1807,10 @@ class _Analysis:
 
     def _returned_message(self, fn: FunctionInfo) -> _HelperMessage:
         """What the chat messages ``fn`` returns are made of: a ``return`` of a dict with a
-        ``role``, or of a message class's instance or factory result (directly, or through
-        one local name bound to it). Their parameters, and their keys."""
+        ``role``, or of a message class's instance or factory result (either branch of a
+        conditional; directly, or through a local name bound to it, with the keys set on
+        that name afterwards). Their parameters (a parameter only measured, ``len(text)``,
+        is none of their text), and their keys."""
         params = set(fn.params) - {"self", "cls"}
         found: set[str] = set()
         keys: set[str] = set()
@@ -1777,14 +1818,21 @@ class _Analysis:
         for stmt in walk_statements(fn.body):
             if type(stmt) is not cst.Return or stmt.value is None:
                 continue
-            values = [stmt.value]
-            if type(stmt.value) is cst.Name and stmt.value.value not in params:
-                values = self.view(fn).assigned.get(stmt.value.value, [])
-            for value in values:
-                if _message_shaped(value):
-                    found.update(n.value for n in iter_exprs(value) if type(n) is cst.Name and n.value in params)
-                    named, unknown = _key_names(value)
+            returned = [stmt.value]
+            if type(stmt.value) is cst.IfExp:
+                returned = [stmt.value.body, stmt.value.orelse]
+            for value in returned:
+                built: list[tuple[cst.BaseExpression, Stmt | None]] = [(value, None)]
+                if type(value) is cst.Name and value.value not in params:
+                    built = _bound_to(fn, value.value)
+                for message, binding in built:
+                    if not _message_shaped(message):
+                        continue
+                    found.update(_text_names(message, params))
+                    named, unknown = _key_names(message)
                     keys |= named
+                    if binding is not None:
+                        keys |= self._later_keys(message, binding, self.view(fn))
                     opaque = opaque or unknown
         return _HelperMessage(frozenset(found), frozenset(keys), opaque)
 

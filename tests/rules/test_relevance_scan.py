@@ -99,13 +99,15 @@ def test_a_function_that_reads_a_module_summary_prompt_asks_for_a_summary() -> N
         """\
         from textwrap import dedent
 
-        FOLD = "Summarize the conversation so far, keeping every identifier"
+        FOLD = "Summarize the conversation so far without losing any identifier"
         BRIEF = dedent(\"\"\"
             Condense these turns into one paragraph.
         \"\"\")
         TRIMMED = "  Compress the history below.  ".strip()
         GREETING = "Say hello to the user"
         KEY = "summary_text"
+        STYLE = "You are a support agent. Keep your answers compact and friendly."
+        FAITHFUL = "Translate faithfully. Do not summarize or compress anything."
 
 
         def fold(llm, turns):
@@ -128,6 +130,14 @@ def test_a_function_that_reads_a_module_summary_prompt_asks_for_a_summary() -> N
             return record[KEY]
 
 
+        def styled(llm, turns):
+            return llm(STYLE + str(turns))
+
+
+        def translated(llm, turns):
+            return llm(FAITHFUL + str(turns))
+
+
         class Prompts:
             INNER = "Summarize the conversation"
 
@@ -139,6 +149,8 @@ def test_a_function_that_reads_a_module_summary_prompt_asks_for_a_summary() -> N
     assert {"m.fold", "m.brief", "m.trimmed"} == {q for q, f in functions.items() if "summarize" in f.words and q != "m.<module>"}
     assert "summarize" in functions["m.<module>"].words  # the prompt's own owner, as before
     assert "summarize" not in functions["m.greet"].words | functions["m.keyed"].words
+    # asking for short answers, or forbidding a summary, asks for none
+    assert "summarize" not in functions["m.styled"].words | functions["m.translated"].words
     # a class attribute is read as ``self.INNER``: no module-level name, no propagation
     assert "summarize" not in functions["m.Prompts.run"].words
 
