@@ -386,21 +386,29 @@ def _text_names(expr: cst.BaseExpression, names: set[str]) -> set[str]:
     return found
 
 
-def _bound_to(fn: FunctionInfo, name: str) -> list[tuple[cst.BaseExpression, Stmt | None]]:
-    """The values ``fn`` binds to the local ``name`` by plain assignment, with each
-    assignment (where keys set on the name afterwards are looked for)."""
-    found: list[tuple[cst.BaseExpression, Stmt | None]] = []
-    for stmt in walk_statements(fn.body):
-        kind = type(stmt)
-        if kind is cst.Assign and len(stmt.targets) == 1:
-            target = stmt.targets[0].target
-        elif kind is cst.AnnAssign and stmt.value is not None:
-            target = stmt.target
-        else:
-            continue
-        if type(target) is cst.Name and target.value == name:
-            found.append((stmt.value, stmt))
-    return found
+def _keys_set_on(name: str, body: Sequence[Stmt]) -> set[str]:
+    """Keys and attributes set on the local ``name`` anywhere in ``body`` (``name["generation"] = g``,
+    ``name.update(drop_manifest=d)``, ``setattr(name, "partial", False)``)."""
+    keys: set[str] = set()
+    for other in walk_statements(body):
+        if isinstance(other, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in other.targets] if isinstance(other, cst.Assign) else [other.target]
+            for t in targets:
+                if isinstance(t, cst.Attribute) and dotted(t.value) == name:
+                    keys.add(t.attr.value)
+                elif isinstance(t, cst.Subscript) and dotted(t.value) == name:
+                    keys.update(s for e in t.slice for s in _strings(e) if s.isidentifier())
+        for expr in expressions_of(other):
+            for call in calls_in(expr):
+                func = call.func
+                if isinstance(func, cst.Attribute) and dotted(func.value) == name and func.attr.value in (
+                    "update", "setdefault", "__setitem__"
+                ):
+                    keys |= _key_names(call)[0]
+                    keys.update(s for a in call.args for s in _strings(a.value) if s.isidentifier())
+                elif dotted(func) == "setattr" and call.args and dotted(call.args[0].value) == name:
+                    keys.update(s for a in call.args[1:2] for s in _strings(a.value))
+    return keys
 
 
 @dataclass(frozen=True)
@@ -1822,17 +1830,16 @@ class _Analysis:
             if type(stmt.value) is cst.IfExp:
                 returned = [stmt.value.body, stmt.value.orelse]
             for value in returned:
-                built: list[tuple[cst.BaseExpression, Stmt | None]] = [(value, None)]
-                if type(value) is cst.Name and value.value not in params:
-                    built = _bound_to(fn, value.value)
-                for message, binding in built:
+                local = value.value if type(value) is cst.Name and value.value not in params else None
+                built = [value] if local is None else self.view(fn).assigned.get(local, [])
+                for message in built:
                     if not _message_shaped(message):
                         continue
                     found.update(_text_names(message, params))
                     named, unknown = _key_names(message)
                     keys |= named
-                    if binding is not None:
-                        keys |= self._later_keys(message, binding, self.view(fn))
+                    if local is not None:
+                        keys |= _keys_set_on(local, fn.body)
                     opaque = opaque or unknown
         return _HelperMessage(frozenset(found), frozenset(keys), opaque)
 
@@ -2091,27 +2098,7 @@ class _Analysis:
         target = stmt.targets[0].target if isinstance(stmt, cst.Assign) else stmt.target
         if not isinstance(target, cst.Name):
             return set()
-        name = target.value
-        keys: set[str] = set()
-        for other in walk_statements(view.fn.body):
-            if isinstance(other, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-                targets = [t.target for t in other.targets] if isinstance(other, cst.Assign) else [other.target]
-                for t in targets:
-                    if isinstance(t, cst.Attribute) and dotted(t.value) == name:
-                        keys.add(t.attr.value)
-                    elif isinstance(t, cst.Subscript) and dotted(t.value) == name:
-                        keys.update(s for e in t.slice for s in _strings(e) if s.isidentifier())
-            for expr in expressions_of(other):
-                for call in calls_in(expr):
-                    func = call.func
-                    if isinstance(func, cst.Attribute) and dotted(func.value) == name and func.attr.value in (
-                        "update", "setdefault", "__setitem__"
-                    ):
-                        keys |= _key_names(call)[0]
-                        keys.update(s for a in call.args for s in _strings(a.value) if s.isidentifier())
-                    elif dotted(func) == "setattr" and call.args and dotted(call.args[0].value) == name:
-                        keys.update(s for a in call.args[1:2] for s in _strings(a.value))
-        return keys
+        return _keys_set_on(target.value, view.fn.body)
 
     # -- SG303 ----------------------------------------------------------------------------
 
