@@ -60,6 +60,7 @@ from .evidence import Evidence
 from .facts import NAME, VALUE, Fact, Recompaction, Step, SummaryRecord, UnserializedWrite
 from .flow import FlowAnalysis, State
 from .inflight import Inflight, writes_after_inflight
+from .instructions import asks_for_summary
 from .names import dotted, last_segment
 from .project import FunctionInfo, ModuleInfo, Project
 from .solver import call_graph
@@ -85,23 +86,6 @@ _STORE = frozenset({f"{_GUARD}.CheckpointStore", f"{_GUARD}.store.CheckpointStor
 _GUARD_SUMMARY = frozenset({f"{_GUARD}.Summary", f"{_GUARD}.model.Summary"})
 _GUARD_SUMMARY_FIELDS = ("generation", "content", "verbatim_refs", "drop_manifest", "parent_generation")
 
-#: A string that asks for a summary (prose: ``"summary_text"`` or ``"index_summary"`` is a key, not a request).
-_INSTRUCTION = re.compile(r"summar|condens|compress|compact", re.IGNORECASE)
-#: A field of an answer format a prompt lays out: a bracketed placeholder, with the label it
-#: fills (``Summary: [brief explanation]``, ``Reasoning: [summary of findings]``). The model
-#: writes its own text there; the words ask it to summarize none of its input.
-_FORMAT_FIELD = re.compile(r"(?:([\w ]*):[^\S\n]*)?\[[^\]\n]*\]")
-#: A summarization word the prompt forbids (``do not summarize``, ``without condensing``):
-#: it asks for the opposite.
-_NEGATED = re.compile(
-    r"\b(?:do not|don't|never|without|no need to)\s+(?:\w+\s+)?(?:summar|condens|compress|compact)\w*",
-    re.IGNORECASE,
-)
-#: A label that itself asks (``Summarize this: [conversation]``): kept, whatever fills it.
-_ASKING_LABEL = re.compile(r"summari[sz]e|condense|compress|compact", re.IGNORECASE)
-_TOKEN = re.compile(r"[\w.\-/]*")
-#: ...but a prompt template's file name is a prompt (``"summarizing_system.j2"``).
-_TEMPLATE_FILE = re.compile(r"\.(j2|jinja2?|prompt|tmpl|txt|md)$")
 #: A prompt template or rendered prompt: its ``invoke``/``format`` fills a template and runs no model.
 _PROMPT_TYPE = re.compile(r"(Prompt|Template|PromptValue)$")
 #: A name for a prompt constant (``SUMMARY_PROMPT``).
@@ -276,21 +260,6 @@ def _declared_default(
         ):
             return [arg.value]
     return []
-
-
-def _asks_for_summary(text: str) -> bool:
-    """A string that asks for a summary: a summarization word outside the answer-format
-    fields it lays out (:data:`_FORMAT_FIELD`), in prose or in a template file's name
-    (a bare token, a key or a name, asks nothing)."""
-    if not _INSTRUCTION.search(text) or (_TOKEN.fullmatch(text) and not _TEMPLATE_FILE.search(text)):
-        return False
-    text = _NEGATED.sub("", text)  # ``Translate ... Do not summarize or omit anything``
-    if not _INSTRUCTION.search(text):
-        return False
-    if "[" not in text:
-        return True
-    kept = _FORMAT_FIELD.sub(lambda m: m.group(1) if m.group(1) and _ASKING_LABEL.search(m.group(1)) else "", text)
-    return _INSTRUCTION.search(kept) is not None
 
 
 def _forces(tool_choice: cst.BaseExpression) -> bool:
@@ -1286,7 +1255,7 @@ class _Analysis:
         return found
 
     def _find_instruction(self, expr: cst.CSTNode, view: _Fn, depth: int) -> bool:
-        if any(_asks_for_summary(s) for s in _strings(expr)):
+        if any(asks_for_summary(s) for s in _strings(expr)):
             return True
         if depth >= 5:
             self._instr_cut = True

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .cpython_tree import child_fields, children, exact_fields, has_ctx
+from .instructions import asks_for_summary
 from .lexicon import WEAK_RESUME_NAMES
 
 __all__ = ["FileScan", "grows_callers", "relevance", "scan"]
@@ -93,7 +94,12 @@ _INSTRUCTION_WORDS = ("summar", "condens", "compact", "compress")
 
 
 def _asks_for_a_summary(text: str) -> bool:
-    """Prose (not an identifier) that asks for a summary: ``"Summarize the conversation"``."""
+    """Prose (not an identifier) with a summary word: ``"Summarize the conversation"``.
+
+    Looser than :func:`.instructions.asks_for_summary`, on purpose: a string in a function
+    only lends the function a word for the bound (see :func:`relevance`), which errs on
+    the side of reading more; a prompt constant lends its request to every reader, so it
+    takes the strict test (:func:`_summary_prompt`)."""
     if " " not in text:
         return False
     lowered = text.lower()
@@ -245,44 +251,9 @@ def _summary_prompt(node: ast.Assign | ast.AnnAssign) -> str | None:
     if type(value) is ast.Call:  # ``dedent("""...""")``, ``"""...""".strip()``
         func = value.func
         value = value.args[0] if value.args else func.value if type(func) is ast.Attribute else None
-    if type(value) is ast.Constant and type(value.value) is str and _prompt_asks_for_a_summary(value.value):
+    if type(value) is ast.Constant and type(value.value) is str and asks_for_summary(value.value):
         return target.id
     return None
-
-
-#: Words that turn the summary word a few words after them into a refusal (``Do not summarize
-#: or compress``, ``no need to condense``); ``without`` only right before it (``without
-#: summarizing``, not ``Summarize ... without losing``).
-_DENIALS = frozenset({"not", "don't", "never", "no", "nor", "avoid"})
-#: Objects after which ``compress`` / ``compact`` is a verb: ``Compress the history``.
-_OBJECTS = frozenset({"the", "this", "these", "it", "them", "our", "your", "all", "every", "earlier", "older"})
-
-
-def _prompt_asks_for_a_summary(text: str) -> bool:
-    """Stricter than :func:`_asks_for_a_summary`, for a constant whose word every function
-    reading it gets: a summary word no denial stands just before asks to summarize or
-    condense, or says ``compress``/``compact`` as a verb (first in its clause, or before
-    its object). "Keep your answers compact" asks for short replies, not a summary."""
-    if not _asks_for_a_summary(text):
-        return False
-    lowered = text.lower()
-    for mark in ".;!?\n":
-        lowered = lowered.replace(mark, "\n")
-    for clause in lowered.split("\n"):
-        tokens = [t.strip(",:()[]\"'*") for t in clause.split()]
-        for index, token in enumerate(tokens):
-            if token.startswith(("summar", "condens")):
-                asked = True
-            elif token in ("compress", "compact"):
-                asked = index == 0 or (index + 1 < len(tokens) and tokens[index + 1] in _OBJECTS)
-            else:
-                continue
-            denied = not _DENIALS.isdisjoint(tokens[max(0, index - 3) : index]) or (
-                index > 0 and tokens[index - 1] == "without"
-            )
-            if asked and not denied:
-                return True
-    return False
 
 
 def _constructor_on_self(node: ast.Assign | ast.AnnAssign) -> str | None:
