@@ -21,12 +21,15 @@ from .names import ImportTable, dotted, last_segment
 from .project import FunctionInfo, ModuleInfo
 from .syntax import string_value
 
-__all__ = ["annotated_class", "class_expression", "field_annotation", "param_annotation", "return_annotation"]
+__all__ = [
+    "annotated_class", "class_expression", "field_annotation", "param_annotation", "return_annotation", "returns_text",
+]
 
 _NONE = frozenset({"None", "NoneType"})
 _OPTIONAL = frozenset({"Optional", "Union"})
 _TUPLE = frozenset({"tuple", "Tuple"})
 _WRAPPERS = frozenset({"Annotated", "Final", "ClassVar"})
+_AWAITABLE = frozenset({"Awaitable", "Coroutine"})
 
 
 def annotated_class(annotation: cst.BaseExpression | None, imports: ImportTable, position: int | None = None) -> str | None:
@@ -100,6 +103,42 @@ def _tuple_elements(expr: cst.BaseExpression) -> list[cst.BaseExpression] | None
         if any(isinstance(e, cst.Ellipsis) for e in elements):
             return None  # ``tuple[X, ...]``: every element, not a position
         return elements
+    return None
+
+
+def returns_text(annotation: cst.BaseExpression | None) -> bool:
+    """A callable's type whose answer is text: ``Callable[[str], str]``, ``Callable[...,
+    Awaitable[str]]`` (also as ``Optional[...]``, ``... | None`` or a forward reference).
+    The shape in which a library takes its user's model as a plain function."""
+    if isinstance(annotation, cst.SimpleString):
+        text = string_value(annotation)
+        annotation = _forward_reference(text) if isinstance(text, str) else None
+    found = _subscript_named(annotation, "Callable")
+    arguments = [e.slice.value for e in found.slice if isinstance(e.slice, cst.Index)] if found is not None else []
+    if len(arguments) != 2:
+        return False
+    answer = arguments[1]
+    if isinstance(answer, cst.Subscript) and last_segment(dotted(answer.value)) in _AWAITABLE:
+        inner = [e.slice.value for e in answer.slice if isinstance(e.slice, cst.Index)]
+        answer = inner[-1] if inner else answer
+    return isinstance(answer, cst.Name) and answer.value == "str"
+
+
+def _subscript_named(expr: cst.BaseExpression | None, head: str) -> cst.Subscript | None:
+    """The subscript ``head[...]`` inside an optional or wrapped annotation, or None."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+        return _subscript_named(expr.left, head) or _subscript_named(expr.right, head)
+    if not isinstance(expr, cst.Subscript):
+        return None
+    name = last_segment(dotted(expr.value))
+    if name == head:
+        return expr
+    if name in _OPTIONAL or name in _WRAPPERS:
+        for element in expr.slice:
+            if isinstance(element.slice, cst.Index):
+                found = _subscript_named(element.slice.value, head)
+                if found is not None:
+                    return found
     return None
 
 

@@ -14,7 +14,10 @@ checkpoint write. This module finds, per parsed module:
   answer it returns. A model call is known by value: a model library's
   function, a method of an instance of a model library's class, or a method
   of a project object whose class (from a constructor or a factory's return,
-  overrides included: :mod:`.classes`) reaches one.
+  overrides included: :mod:`.classes`) reaches one, or a callable the caller
+  injects declared to answer with text (``Callable[[str], Awaitable[str]]``: a
+  parameter, or ``self.<attr>`` declared so or assigned from one). Whether a
+  string asks for a summary is :mod:`.instructions`' to say.
   ``summaryguard.guard.Compactor`` is recognized and is compliant by
   construction (it stamps, records drops, vouches for its input, holds its
   lock);
@@ -53,7 +56,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .annotations import annotated_class, class_expression, field_annotation
+from .annotations import annotated_class, class_expression, field_annotation, param_annotation, returns_text
 from .arguments import bound_arguments
 from .conditions import ALL_KINDS, GENERATION
 from .evidence import Evidence
@@ -824,6 +827,8 @@ class _Analysis:
             return True
         if self._prompt_receiver(func, view):
             return False
+        if callee is None and depth < 3 and call.args and self._text_function(func, view):
+            return self._asks_to_summarize(call, view)
         if self._llm_call(func, name, last, qualified):
             if last in _LLM_ON_RECEIVER and not self._receiver_runs_model(func, view):
                 return False
@@ -873,6 +878,34 @@ class _Analysis:
             return None
         method = func.attr.value if isinstance(func, cst.Attribute) and func.value is root else None
         return classes, method
+
+    def _text_function(self, func: cst.BaseExpression, view: _Fn) -> bool:
+        """``func`` is a callable its caller injects, declared to answer with text
+        (:func:`.annotations.returns_text`): a parameter of this function or an enclosing
+        one, or ``self.<attr>`` declared so as a class field or assigned from a parameter
+        declared so. A library that leaves the model to its user takes it in this shape;
+        fed a summarization request, its call is the summarizer, whatever it is called."""
+        fn = view.fn
+        if isinstance(func, cst.Name):
+            scope: FunctionInfo | None = fn
+            while scope is not None:
+                if func.value in scope.params:
+                    return returns_text(param_annotation(scope, func.value))
+                scope = scope.parent
+            return False
+        if not (
+            isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value in ("self", "cls") and fn.class_name
+        ):
+            return False
+        attr = func.attr.value
+        if returns_text(field_annotation(fn.module, fn.class_name, attr)):
+            return True
+        return any(
+            isinstance(value, cst.Name) and value.value in method.params
+            and returns_text(param_annotation(method, value.value))
+            for value, method, _ in self.project.attribute_assignments(fn.module, fn.class_name, attr)
+        )
 
     def _receiver_is_model(self, func: cst.BaseExpression, view: _Fn) -> bool:
         """The receiver is an instance of a model library's class, whatever it is called."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from summaryguard.rules.engine.annotations import annotated_class
+from summaryguard.rules.engine.annotations import annotated_class, returns_text
 from summaryguard.rules.engine.names import ImportTable
 
 
@@ -56,3 +56,29 @@ def test_the_class_an_annotation_names(annotation: str, position: int | None, ex
 
 def test_no_annotation_says_nothing() -> None:
     assert annotated_class(None, _imports()) is None
+
+
+@pytest.mark.parametrize(
+    ("annotation", "expected"),
+    [
+        ("Callable[[str], str]", True),
+        ("typing.Callable[..., str]", True),
+        ("Optional[Callable[[str], Awaitable[str]]]", True),
+        ("Callable[[list[dict]], Coroutine[Any, Any, str]] | None", True),
+        ("Union[None, Callable[[str], str]]", True),
+        ("Annotated[Callable[[str], str], 'the model']", True),
+        ('"Callable[[str], str]"', True),  # a forward reference
+        ("Callable[[str], None]", False),  # a callback: nothing comes back
+        ("Callable[[str], Awaitable[None]]", False),
+        ("Callable[[str], dict]", False),
+        ("Callable", False),
+        ("str", False),
+        ('"Callable[["', False),  # a forward reference that is no expression
+    ],
+)
+def test_a_callable_declared_to_answer_with_text(annotation: str, expected: bool) -> None:
+    assert returns_text(cst.parse_expression(annotation)) is expected
+
+
+def test_no_annotation_declares_nothing() -> None:
+    assert returns_text(None) is False
