@@ -659,6 +659,7 @@ class _Analysis:
         self._instances: dict[tuple[object, ...], frozenset[ProjectClass | str] | None] = {}
         self._model_runs: dict[tuple[object, ...], bool] = {}
         self._forwards: dict[FunctionInfo, tuple[_Forward, ...]] = {}
+        self._grows: dict[FunctionInfo, dict[str, list[cst.BaseExpression]]] = {}
         #: Summarizer calls that are summarizers because they hand an instruction on: the model call.
         self.forwarded: dict[cst.Call, Step] = {}
 
@@ -1298,6 +1299,31 @@ class _Analysis:
                 return True
         return False
 
+    def _grown(self, fn: FunctionInfo) -> dict[str, list[cst.BaseExpression]]:
+        """The lists ``fn`` adds elements to (``turns.append(t)``, ``.extend``,
+        ``.insert``, ``turns += [...]``), each with what it adds: a local or parameter by
+        its name, a ``self`` attribute as ``self.<attr>`` (a running conversation)."""
+        found = self._grows.get(fn)
+        if found is None:
+            found = self._grows[fn] = {}
+            for stmt in walk_statements(fn.body):
+                kind = type(stmt)
+                if kind is cst.Expr and type(stmt.value) is cst.Call and type(stmt.value.func) is cst.Attribute:
+                    call = stmt.value
+                    if call.func.attr.value not in _LIST_WRITES or not call.args:
+                        continue
+                    target, added = call.func.value, call.args[-1].value
+                elif kind is cst.AugAssign and type(stmt.operator) is cst.AddAssign:
+                    target, added = stmt.target, stmt.value
+                else:
+                    continue
+                if type(target) is cst.Name:
+                    found.setdefault(target.value, []).append(added)
+                elif type(target) is cst.Attribute and type(target.value) is cst.Name \
+                        and target.value.value in ("self", "cls"):
+                    found.setdefault(f"self.{target.attr.value}", []).append(added)
+        return found
+
     def _sources(self, expr: cst.CSTNode, view: _Fn) -> Iterator[tuple[cst.CSTNode, _Fn]]:
         """Where the values an expression reads come from, each with the function it
         is evaluated in: bindings, parameter defaults, module and imported constants,
@@ -1311,8 +1337,16 @@ class _Analysis:
             if kind is cst.Attribute:
                 skip.add(id(n.attr))
                 if type(n.value) is cst.Name and n.value.value in ("self", "cls") and fn.class_name:
+                    # A conversation this function adds turns to (``self.history.append(...)``)
+                    # is the chat's own: what other methods put there (the system prompt
+                    # ``__init__`` seeds it with) was asked of an earlier turn, not of this call.
+                    # (what it adds there itself is this call's request: ``self.turns.append(ask)``)
+                    added = self._grown(fn).get(f"self.{n.attr.value}")
                     for value, owner in self.attribute_values(fn, n.attr.value):
-                        yield value, self.view(owner)
+                        if added is None or owner is fn:
+                            yield value, self.view(owner)
+                    for value in added or ():
+                        yield value, view
                     constants = self.class_constants(fn).get(n.attr.value)
                     if constants and module.functions:
                         top = self.view(module.functions[0])  # a class body runs in the module's scope
@@ -1758,7 +1792,7 @@ class _Analysis:
     def _keeps_part(self, returned: cst.BaseExpression, folded: set[str], view: _Fn, depth: int = 0) -> bool:
         """Whether ``returned`` holds part of a folded conversation (``turns[-2:]``,
         ``*turns[-2:]``, ``self.turns[0]``), directly or through a list built from it here
-        (the conversation's own name rebound included). Not through the summarizer's
+        (the conversation's own name rebound included, or a list it is added to). Not through the summarizer's
         output: its input was a slice of the conversation, its answer is none."""
         for n in iter_exprs(returned):
             kind = type(n)
@@ -1767,7 +1801,8 @@ class _Analysis:
             if (kind is cst.ListComp or kind is cst.GeneratorExp) and _conversation_key(n.for_in.iter) in folded:
                 return True  # ``[t for t in turns if t["pinned"]]``
             if kind is cst.Name and depth < 3 and n.value not in view.tainted:
-                for value in view.assigned.get(n.value, ()):
+                # what it is bound to, and what is added to it here (``kept.extend(turns[-2:])``)
+                for value in (*view.assigned.get(n.value, ()), *self._grown(view.fn).get(n.value, ())):
                     if value is not returned and self._keeps_part(value, folded, view, depth + 1):
                         return True
         return False
