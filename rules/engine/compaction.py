@@ -1339,8 +1339,8 @@ class _Analysis:
                 if type(n.value) is cst.Name and n.value.value in ("self", "cls") and fn.class_name:
                     # A conversation this function adds turns to (``self.history.append(...)``)
                     # is the chat's own: what other methods put there (the system prompt
-                    # ``__init__`` seeds it with) was asked of an earlier turn, not of this call.
-                    # (what it adds there itself is this call's request: ``self.turns.append(ask)``)
+                    # ``__init__`` seeds it with) was asked of an earlier turn, not of this
+                    # call; what this function adds there (``self.turns.append(ask)``) is.
                     added = self._grown(fn).get(f"self.{n.attr.value}")
                     for value, owner in self.attribute_values(fn, n.attr.value):
                         if added is None or owner is fn:
@@ -1792,8 +1792,9 @@ class _Analysis:
     def _keeps_part(self, returned: cst.BaseExpression, folded: set[str], view: _Fn, depth: int = 0) -> bool:
         """Whether ``returned`` holds part of a folded conversation (``turns[-2:]``,
         ``*turns[-2:]``, ``self.turns[0]``), directly or through a list built from it here
-        (the conversation's own name rebound included, or a list it is added to). Not through the summarizer's
-        output: its input was a slice of the conversation, its answer is none."""
+        (the conversation's own name rebound included, and what is added to such a list:
+        ``out.extend(turns[-2:])``). Not through the summarizer's output: its input was a
+        slice of the conversation, its answer is none."""
         for n in iter_exprs(returned):
             kind = type(n)
             if kind is cst.Subscript and _conversation_key(_copied(n.value)) in folded:
@@ -1801,7 +1802,6 @@ class _Analysis:
             if (kind is cst.ListComp or kind is cst.GeneratorExp) and _conversation_key(n.for_in.iter) in folded:
                 return True  # ``[t for t in turns if t["pinned"]]``
             if kind is cst.Name and depth < 3 and n.value not in view.tainted:
-                # what it is bound to, and what is added to it here (``kept.extend(turns[-2:])``)
                 for value in (*view.assigned.get(n.value, ()), *self._grown(view.fn).get(n.value, ())):
                     if value is not returned and self._keeps_part(value, folded, view, depth + 1):
                         return True
