@@ -22,7 +22,8 @@ from .project import FunctionInfo, ModuleInfo
 from .syntax import string_value
 
 __all__ = [
-    "annotated_class", "class_expression", "field_annotation", "param_annotation", "return_annotation", "returns_text",
+    "annotated_class", "class_expression", "field_annotation", "param_annotation", "parameter", "return_annotation",
+    "returns_text",
 ]
 
 _NONE = frozenset({"None", "NoneType"})
@@ -142,16 +143,22 @@ def _subscript_named(expr: cst.BaseExpression | None, head: str) -> cst.Subscrip
     return None
 
 
-def param_annotation(fn: FunctionInfo, name: str) -> cst.BaseExpression | None:
-    """The annotation of ``fn``'s parameter ``name``, as written."""
+def parameter(fn: FunctionInfo, name: str) -> cst.Param | None:
+    """``fn``'s parameter ``name`` as written (not its ``*args`` or ``**kwargs``), or None."""
     node = fn.header
     if not isinstance(node, cst.FunctionDef):
         return None
     params = node.params
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
         if param.name.value == name:
-            return param.annotation.annotation if param.annotation is not None else None
+            return param
     return None
+
+
+def param_annotation(fn: FunctionInfo, name: str) -> cst.BaseExpression | None:
+    """The annotation of ``fn``'s parameter ``name``, as written."""
+    param = parameter(fn, name)
+    return param.annotation.annotation if param is not None and param.annotation is not None else None
 
 
 def return_annotation(fn: FunctionInfo) -> cst.BaseExpression | None:

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .annotations import annotated_class, class_expression, field_annotation, param_annotation, returns_text
+from .annotations import annotated_class, class_expression, field_annotation, parameter, returns_text
 from .arguments import bound_arguments
 from .conditions import ALL_KINDS, GENERATION
 from .evidence import Evidence
@@ -263,6 +263,16 @@ def _declared_default(
         ):
             return [arg.value]
     return []
+
+
+def _injected_text_function(fn: FunctionInfo, name: str) -> bool:
+    """``fn``'s parameter ``name`` is declared to answer with text and defaults to nothing
+    or to None: a model its caller hands in (see :meth:`_Analysis._text_function`)."""
+    param = parameter(fn, name)
+    if param is None or param.annotation is None or not returns_text(param.annotation.annotation):
+        return False
+    default = param.default
+    return default is None or (isinstance(default, cst.Name) and default.value == "None")
 
 
 def _forces(tool_choice: cst.BaseExpression) -> bool:
@@ -659,7 +669,7 @@ class _Analysis:
         self._instances: dict[tuple[object, ...], frozenset[ProjectClass | str] | None] = {}
         self._model_runs: dict[tuple[object, ...], bool] = {}
         self._forwards: dict[FunctionInfo, tuple[_Forward, ...]] = {}
-        self._grows: dict[FunctionInfo, dict[str, list[cst.BaseExpression]]] = {}
+        self._grows: dict[FunctionInfo, dict[str, list[tuple[cst.BaseExpression, bool]]]] = {}
         #: Summarizer calls that are summarizers because they hand an instruction on: the model call.
         self.forwarded: dict[cst.Call, Step] = {}
 
@@ -885,13 +895,15 @@ class _Analysis:
         (:func:`.annotations.returns_text`): a parameter of this function or an enclosing
         one, or ``self.<attr>`` declared so as a class field or assigned from a parameter
         declared so. A library that leaves the model to its user takes it in this shape;
-        fed a summarization request, its call is the summarizer, whatever it is called."""
+        fed a summarization request, its call is the summarizer, whatever it is called.
+        A parameter with a default other than None is a hook with a behaviour of its own
+        (``render: Callable[[str], str] = str.strip``), not a model left to the caller."""
         fn = view.fn
         if isinstance(func, cst.Name):
             scope: FunctionInfo | None = fn
             while scope is not None:
                 if func.value in scope.params:
-                    return returns_text(param_annotation(scope, func.value))
+                    return _injected_text_function(scope, func.value)
                 scope = scope.parent
             return False
         if not (
@@ -903,8 +915,7 @@ class _Analysis:
         if returns_text(field_annotation(fn.module, fn.class_name, attr)):
             return True
         return any(
-            isinstance(value, cst.Name) and value.value in method.params
-            and returns_text(param_annotation(method, value.value))
+            isinstance(value, cst.Name) and value.value in method.params and _injected_text_function(method, value.value)
             for value, method, _ in self.project.attribute_assignments(fn.module, fn.class_name, attr)
         )
 
@@ -1299,10 +1310,11 @@ class _Analysis:
                 return True
         return False
 
-    def _grown(self, fn: FunctionInfo) -> dict[str, list[cst.BaseExpression]]:
-        """The lists ``fn`` adds elements to (``turns.append(t)``, ``.extend``,
-        ``.insert``, ``turns += [...]``), each with what it adds: a local or parameter by
-        its name, a ``self`` attribute as ``self.<attr>`` (a running conversation)."""
+    def _grown(self, fn: FunctionInfo) -> dict[str, list[tuple[cst.BaseExpression, bool]]]:
+        """The lists ``fn`` adds to, each with what it adds and whether that is a sequence
+        of elements (``turns.extend(kept)``, ``turns += kept``) or one element
+        (``turns.append(t)``, ``.insert(0, t)``): a local or parameter by its name, a
+        ``self`` attribute as ``self.<attr>``."""
         found = self._grows.get(fn)
         if found is None:
             found = self._grows[fn] = {}
@@ -1312,16 +1324,16 @@ class _Analysis:
                     call = stmt.value
                     if call.func.attr.value not in _LIST_WRITES or not call.args:
                         continue
-                    target, added = call.func.value, call.args[-1].value
+                    target, added, whole = call.func.value, call.args[-1].value, call.func.attr.value == "extend"
                 elif kind is cst.AugAssign and type(stmt.operator) is cst.AddAssign:
-                    target, added = stmt.target, stmt.value
+                    target, added, whole = stmt.target, stmt.value, True
                 else:
                     continue
                 if type(target) is cst.Name:
-                    found.setdefault(target.value, []).append(added)
+                    found.setdefault(target.value, []).append((added, whole))
                 elif type(target) is cst.Attribute and type(target.value) is cst.Name \
                         and target.value.value in ("self", "cls"):
-                    found.setdefault(f"self.{target.attr.value}", []).append(added)
+                    found.setdefault(f"self.{target.attr.value}", []).append((added, whole))
         return found
 
     def _sources(self, expr: cst.CSTNode, view: _Fn) -> Iterator[tuple[cst.CSTNode, _Fn]]:
@@ -1337,16 +1349,10 @@ class _Analysis:
             if kind is cst.Attribute:
                 skip.add(id(n.attr))
                 if type(n.value) is cst.Name and n.value.value in ("self", "cls") and fn.class_name:
-                    # A conversation this function adds turns to (``self.history.append(...)``)
-                    # is the chat's own: what other methods put there (the system prompt
-                    # ``__init__`` seeds it with) was asked of an earlier turn, not of this
-                    # call; what this function adds there (``self.turns.append(ask)``) is.
-                    added = self._grown(fn).get(f"self.{n.attr.value}")
                     for value, owner in self.attribute_values(fn, n.attr.value):
-                        if added is None or owner is fn:
-                            yield value, self.view(owner)
-                    for value in added or ():
-                        yield value, view
+                        yield value, self.view(owner)
+                    for value, _ in self._grown(fn).get(f"self.{n.attr.value}", ()):
+                        yield value, view  # what it adds there itself: ``self.turns.append(ask)``
                     constants = self.class_constants(fn).get(n.attr.value)
                     if constants and module.functions:
                         top = self.view(module.functions[0])  # a class body runs in the module's scope
@@ -1792,9 +1798,9 @@ class _Analysis:
     def _keeps_part(self, returned: cst.BaseExpression, folded: set[str], view: _Fn, depth: int = 0) -> bool:
         """Whether ``returned`` holds part of a folded conversation (``turns[-2:]``,
         ``*turns[-2:]``, ``self.turns[0]``), directly or through a list built from it here
-        (the conversation's own name rebound included, and what is added to such a list:
-        ``out.extend(turns[-2:])``). Not through the summarizer's output: its input was a
-        slice of the conversation, its answer is none."""
+        (the conversation's own name rebound included, and what is added to such a list).
+        Not through the summarizer's output: its input was a slice of the conversation,
+        its answer is none."""
         for n in iter_exprs(returned):
             kind = type(n)
             if kind is cst.Subscript and _conversation_key(_copied(n.value)) in folded:
@@ -1802,8 +1808,15 @@ class _Analysis:
             if (kind is cst.ListComp or kind is cst.GeneratorExp) and _conversation_key(n.for_in.iter) in folded:
                 return True  # ``[t for t in turns if t["pinned"]]``
             if kind is cst.Name and depth < 3 and n.value not in view.tainted:
-                for value in (*view.assigned.get(n.value, ()), *self._grown(view.fn).get(n.value, ())):
+                for value in view.assigned.get(n.value, ()):
                     if value is not returned and self._keeps_part(value, folded, view, depth + 1):
+                        return True
+                for value, whole in self._grown(view.fn).get(n.value, ()):
+                    # kept turns added whole (``out.extend(turns[-2:])``), or one turn as it is
+                    # (``out.append(turns[0])``), not a value made of some (a tool's result)
+                    if self._keeps_part(value, folded, view, depth + 1) if whole else (
+                        type(value) is cst.Subscript and _conversation_key(_copied(value.value)) in folded
+                    ):
                         return True
         return False
 

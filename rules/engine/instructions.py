@@ -5,15 +5,20 @@ and a module's prompt constant lends that request to every function reading it
 (:mod:`.relevance`). Both ask the same question of prose, so both ask it here: a
 chat bot told to "keep your answers compact" must be a chat bot to both.
 
-The words are ``summar*`` and ``condens*`` anywhere in a clause, and ``compress`` /
-``compact`` only where they are verbs (first in their clause, after ``to``, ``please``
-or a subject, or before their object): "Compact the history" asks, "a compact answer"
-does not. A word a denial stands just before ("do not summarize", "no need to
-condense", "without compressing") asks for the opposite. Fields of an answer format
-the prompt lays out (``Summary: [brief explanation]``) are the model's own text and ask
-nothing, unless their label itself asks (``Summarize this: [conversation]``). A bare
-token (a key, a name) asks nothing, except a template file's name
-(``"summarizing_system.j2"``).
+The words are ``summar*`` and ``condens*`` anywhere in a clause; ``compress`` in every
+form but the technique's name ("gzip compression"); ``compaction`` and the verb forms
+of ``compact``; and ``compact`` itself only as a verb (first in its clause, a list
+marker aside, after ``to``, ``please`` or a subject, or before its object or what it
+makes): "Compact the history" and "a compact version of the conversation" ask, "keep
+your answers compact" does not. A denial refuses the word after it across conjunctions
+and a few fillers only ("do not summarize or compress", "no need to condense"), not
+across other words ("if there is no previous summary, summarize"); "don't just
+summarize" still asks. A skill offered ("you can ... summarize a chapter") or a clause
+conditioned on a request ("when the user asks, summarize") asks nothing of this call.
+Fields of an answer format the prompt lays out (``Summary: [brief explanation]``) are
+the model's own text and ask nothing, unless their label itself asks (``Summarize this:
+[conversation]``). A bare token (a key, a name) asks nothing, except a template file's
+name (``"summarizing_system.j2"``).
 
 Pure string work with no libcst: the screening imports it in worker processes.
 """
@@ -35,21 +40,44 @@ _ASKING_LABEL = re.compile(r"summari[sz]e|condense|compress|compact", re.IGNOREC
 _TOKEN = re.compile(r"[\w.\-/]*")
 #: ...but a prompt template's file name is a prompt.
 _TEMPLATE_FILE = re.compile(r"\.(j2|jinja2?|prompt|tmpl|txt|md)$")
-#: Clause ends: a denial or a verb test never reaches across them.
-_CLAUSE_END = str.maketrans({mark: "\n" for mark in ".;!?"})
+#: Clause ends: a verb test or a denial never reaches across them.
+_CLAUSE_END = str.maketrans({mark: "\n" for mark in ".;:!?"})
 #: Punctuation a word carries in prose (``"summarize:"``, ``(compact)``).
 _PUNCTUATION = ",:()[]{}\"'*`"
+#: What a list item's marker is made of (``-``, ``*``, ``1.``): no word before the verb.
+_MARKER = "-*\u2022#>0123456789.)("
 
-#: Words that turn a summary word up to three words after them into a refusal (``without``:
-#: up to two, "without further condensing").
-_DENIALS = frozenset({"not", "don't", "don\u2019t", "dont", "never", "no", "nor", "avoid"})
-#: ``compress`` / ``compact`` are verbs after these (``to compact``, ``you compress``)...
-_BEFORE_VERB = frozenset({"to", "please", "then", "now", "you", "we", "i", "must", "should", "will", "can"})
-#: ...and before their object (``Compress the history``).
-_OBJECTS = frozenset(
-    {"the", "this", "these", "those", "it", "them", "our", "your", "its", "all", "every", "earlier", "older", "each"}
-)
-_VERB_FORMS = frozenset({"compress", "compact", "compressing", "compacting"})
+#: Words that refuse the summary word after them ("do not summarize", "never condense")...
+_DENIALS = frozenset({
+    "not", "don't", "don\u2019t", "dont", "never", "no", "nor", "avoid", "without", "cannot", "can't", "shouldn't",
+    "mustn't", "won't",
+})
+#: ...across these ("no need to condense", "without further condensing", "do not summarize or
+#: compress"), but not across any other word ("if there is no previous summary, summarize").
+_THROUGH = frozenset({"need", "to", "ever", "further", "try", "attempt", "be", "or", "and", "any"})
+#: A denial right before these only narrows the request: "don't just summarize, also list".
+_NOT_ONLY = frozenset({"just", "only", "merely", "simply"})
+#: A summary word this many words after an ability (``can``, ``could``, ``may``) offers a
+#: skill, it asks for nothing: "you can quiz the student or summarize a chapter".
+_ABILITY = frozenset({"can", "could", "may"})
+#: ...as does a clause conditioned on a request: "when the user asks, summarize ...".
+_CONDITIONS = frozenset({"when", "if", "upon", "on", "whenever"})
+_REQUESTS = ("ask", "request", "want")
+
+#: ``compress`` asks in every form but the technique's name ("gzip compression")...
+_COMPRESS = frozenset({"compress", "compressed", "compresses", "compressing"})
+#: ...``compact`` as the other verb forms and the process's name...
+_COMPACTING = frozenset({"compacts", "compacting", "compacted", "compaction"})
+#: ...and ``compact`` itself only as a verb: first in its clause, after these...
+_BEFORE_VERB = frozenset({"to", "please", "then", "now", "you", "we", "i", "must", "should", "will"})
+#: ...or before its object ("Compact the history", "compact prior turns"), or before what it
+#: makes ("a compact version of the conversation"); "keep your answers compact" asks nothing.
+_OBJECTS = frozenset({
+    "the", "this", "these", "those", "it", "them", "our", "your", "its", "all", "every", "each", "earlier", "older",
+    "prior", "previous", "past", "old", "following", "above", "below", "conversation", "history", "context",
+    "messages", "turns", "chat", "transcript", "thread", "dialogue", "log", "events", "memory",
+    "version", "summary", "representation", "memo", "digest", "note", "notes", "record", "rewrite",
+})
 
 
 def asks_for_summary(text: str) -> bool:
@@ -68,18 +96,49 @@ def asks_for_summary(text: str) -> bool:
 
 def _clause_asks(clause: str) -> bool:
     tokens = [t.strip(_PUNCTUATION) for t in clause.split()]
-    for index, token in enumerate(tokens):
-        if "summar" in token or "condens" in token:
+    start = 0
+    while start < len(tokens) and not tokens[start].strip(_MARKER):
+        start += 1  # a list item's marker: the verb after it still comes first
+    if _conditional(tokens):
+        return False
+    for index in range(start, len(tokens)):
+        token = tokens[index]
+        if "summar" in token or "condens" in token or token in _COMPRESS or token in _COMPACTING:
             asked = True
-        elif token in _VERB_FORMS:
+        elif token == "compact":
             asked = (
-                index == 0
+                index == start
                 or tokens[index - 1] in _BEFORE_VERB
                 or (index + 1 < len(tokens) and tokens[index + 1] in _OBJECTS)
             )
         else:
             continue
-        before = tokens[max(0, index - 3) : index]
-        if asked and _DENIALS.isdisjoint(before) and "without" not in before[-2:]:
+        if asked and not _denied(tokens, index) and _ABILITY.isdisjoint(tokens[max(start, index - 5) : index]):
+            return True
+    return False
+
+
+def _denied(tokens: list[str], index: int) -> bool:
+    """A denial stands before ``tokens[index]``, with only other summary words, conjunctions
+    and the words of :data:`_THROUGH` between them."""
+    before = index - 1
+    while before >= 0:
+        token = tokens[before]
+        if token in _DENIALS:
+            return tokens[before + 1] not in _NOT_ONLY
+        if token not in _THROUGH and token not in _NOT_ONLY and not _summary_word(token):
+            return False
+        before -= 1
+    return False
+
+
+def _summary_word(token: str) -> bool:
+    return "summar" in token or "condens" in token or token.startswith(("compress", "compact"))
+
+
+def _conditional(tokens: list[str]) -> bool:
+    """A clause conditioned on someone's request ("when the user asks", "if requested")."""
+    for index, token in enumerate(tokens):
+        if token in _CONDITIONS and any(t.startswith(_REQUESTS) for t in tokens[index + 1 : index + 5]):
             return True
     return False

@@ -19,6 +19,17 @@ ASKS = [
     "Summarize this: [conversation]",  # the label itself asks
     "summarizing_system.j2",  # a template file's name
     "Fold the turns into the running_summary field",  # a summary word in prose
+    "Rewrite the conversation below as a compressed version that keeps every path.",
+    "Rewrite the chat as a compact version of itself.",
+    "You are the context compactor: it compacts the history into a memo.",
+    "Perform context compaction on the messages below.",
+    "Rules:\n- Compress prior turns into one note\n- Keep every path verbatim",  # a list item
+    "Context is over budget: compress prior turns into a memo.",
+    "If there is no previous summary, summarize the new lines alone.",  # "no" is a determiner there
+    "Never skip ids, condense the history below.",  # the denial is another clause's
+    "Don't reply, just summarize:",
+    "Don't just summarize the thread, also list the open items.",  # "not only"
+    "Avoid jargon, summarize the thread.",
 ]
 
 ASKS_NOTHING = [
@@ -27,7 +38,6 @@ ASKS_NOTHING = [
     "compact_prompt",  # a name
     "You are a support agent. Keep your answers compact and friendly.",
     "Answer in a compact form, no preamble.",
-    "A compressed overview is fine.",
     "Be compact.",
     "Translate faithfully. Do not summarize or compress anything.",
     "There is no need to condense the notes",
@@ -36,6 +46,12 @@ ASKS_NOTHING = [
     "Reason: [summary of findings]",  # a field of the answer's format
     "Say hello to the user",
     "Use gzip compression for the upload",
+    "Return compact JSON with keys intent and reply.",
+    "No summaries, no preamble.",
+    "Avoid summarizing.",
+    "You are a study buddy. You can quiz the student, or summarize a chapter when asked.",  # a skill offered
+    "You are a helpful assistant. When the user asks, summarize documents concisely.",  # on request only
+    "Keep it short and compact.",
 ]
 
 
