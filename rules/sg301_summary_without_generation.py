@@ -52,7 +52,8 @@ class SummaryWithoutGeneration(LintRule):
     model, a configured one; a model is also a callable the caller injects,
     declared to answer with text, ``fn: Callable[[str], Awaitable[str]]``, as a
     parameter or on ``self``; "compact" asks only as a verb: "keep your answers
-    compact" asks for nothing, nor does a skill offered "when asked") that the compaction returns, stores or passes on,
+    compact" asks for nothing, nor does a skill offered "when asked", nor
+    "Summary of the earlier conversation:" as a label) that the compaction returns, stores or passes on,
     reported once: a response body wrapping it, an exception message or token
     usage is not another record. A chat message holding a summary
     (``SystemMessage(content=...)``, ``ChatMessage.from_user(...)``, a dict

@@ -5,7 +5,9 @@ and a module's prompt constant lends that request to every function reading it
 (:mod:`.relevance`). Both ask the same question of prose, so both ask it here: a
 chat bot told to "keep your answers compact" must be a chat bot to both.
 
-The words are ``summar*`` and ``condens*`` anywhere in a clause; ``compress`` in every
+The words are ``summar*`` and ``condens*`` anywhere in a clause, except the noun
+``summary``, which asks only as what a verb makes ("write a summary", "into a
+summary"), not as a label ("Summary of the earlier conversation: ..."); ``compress`` in every
 form but the technique's name ("gzip compression"); ``compaction`` and the verb forms
 of ``compact``; and ``compact`` itself only as a verb (first in its clause, a list
 marker aside, after ``to``, ``please`` or a subject, or before its object or what it
@@ -64,6 +66,15 @@ _ABILITY = frozenset({"can", "could", "may"})
 _CONDITIONS = frozenset({"when", "if", "upon", "on", "whenever"})
 _REQUESTS = ("ask", "request", "want")
 
+#: The noun asks only as what a verb makes ("write a short summary", "fold them into a
+#: summary", "update the running summary"): as a label ("Summary of the earlier
+#: conversation: ...", "a line starting with 'Summary:'") it names the text beside it.
+_NOUNS = frozenset({"summary", "summaries"})
+_MAKES = frozenset({
+    "write", "provide", "produce", "create", "give", "generate", "return", "output", "make", "update", "maintain",
+    "keep", "extend", "revise", "refine", "rewrite", "draft", "compose", "prepare", "build", "record", "capture",
+    "compile", "emit", "deliver", "form", "into", "as",
+})
 #: ``compress`` asks in every form but the technique's name ("gzip compression")...
 _COMPRESS = frozenset({"compress", "compressed", "compresses", "compressing"})
 #: ...``compact`` as the other verb forms and the process's name...
@@ -103,7 +114,9 @@ def _clause_asks(clause: str) -> bool:
         return False
     for index in range(start, len(tokens)):
         token = tokens[index]
-        if "summar" in token or "condens" in token or token in _COMPRESS or token in _COMPACTING:
+        if token in _NOUNS:
+            asked = not _MAKES.isdisjoint(tokens[max(start, index - 4) : index])
+        elif "summar" in token or "condens" in token or token in _COMPRESS or token in _COMPACTING:
             asked = True
         elif token == "compact":
             asked = (

@@ -30,6 +30,9 @@ ASKS = [
     "Don't reply, just summarize:",
     "Don't just summarize the thread, also list the open items.",  # "not only"
     "Avoid jargon, summarize the thread.",
+    "Write a concise summary of the conversation.",  # the noun, as what a verb makes
+    "Record a concise summary of the conversation so far.",
+    "Fold these turns into a short summary.",
 ]
 
 ASKS_NOTHING = [
@@ -52,6 +55,9 @@ ASKS_NOTHING = [
     "You are a study buddy. You can quiz the student, or summarize a chapter when asked.",  # a skill offered
     "You are a helpful assistant. When the user asks, summarize documents concisely.",  # on request only
     "Keep it short and compact.",
+    "You are a support agent. Summary of the earlier conversation: the user wants a refund.",  # a label
+    "End with one line starting with 'Summary:' that restates your answer.",
+    "Here is a summary of the conversation to date:",
 ]
 
 
