@@ -22,8 +22,8 @@ from .project import FunctionInfo, ModuleInfo
 from .syntax import string_value
 
 __all__ = [
-    "annotated_class", "class_expression", "field_annotation", "param_annotation", "parameter", "return_annotation",
-    "returns_text",
+    "annotated_class", "class_expression", "class_field", "field_annotation", "param_annotation", "parameter",
+    "return_annotation", "returns_text",
 ]
 
 _NONE = frozenset({"None", "NoneType"})
@@ -168,12 +168,19 @@ def return_annotation(fn: FunctionInfo) -> cst.BaseExpression | None:
     return None
 
 
-_FIELDS: weakref.WeakKeyDictionary[ModuleInfo, dict[str, dict[str, cst.BaseExpression]]] = weakref.WeakKeyDictionary()
+_FIELDS: weakref.WeakKeyDictionary[ModuleInfo, dict[str, dict[str, cst.AnnAssign]]] = weakref.WeakKeyDictionary()
 
 
 def field_annotation(module: ModuleInfo, class_name: str, attr: str) -> cst.BaseExpression | None:
     """The class-level annotation of ``attr`` in ``module``'s class ``class_name``
     (``llm: LLM`` in a pydantic model or a dataclass); one scan per module."""
+    found = class_field(module, class_name, attr)
+    return found.annotation.annotation if found is not None else None
+
+
+def class_field(module: ModuleInfo, class_name: str, attr: str) -> cst.AnnAssign | None:
+    """The class-level declaration of ``attr`` in ``module``'s class ``class_name``
+    (``llm: LLM``, ``render: Callable[[str], str] = str.strip``); one scan per module."""
     fields = _FIELDS.get(module)
     if fields is None:
         fields = _FIELDS[module] = {}
@@ -184,5 +191,5 @@ def field_annotation(module: ModuleInfo, class_name: str, attr: str) -> cst.Base
                     if isinstance(line, cst.SimpleStatementLine):
                         for small in line.body:
                             if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                                own.setdefault(small.target.value, small.annotation.annotation)
+                                own.setdefault(small.target.value, small)
     return fields.get(class_name, {}).get(attr)

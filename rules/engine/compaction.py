@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .annotations import annotated_class, class_expression, field_annotation, parameter, returns_text
+from .annotations import annotated_class, class_expression, class_field, field_annotation, parameter, returns_text
 from .arguments import bound_arguments
 from .conditions import ALL_KINDS, GENERATION
 from .evidence import Evidence
@@ -271,7 +271,11 @@ def _injected_text_function(fn: FunctionInfo, name: str) -> bool:
     param = parameter(fn, name)
     if param is None or param.annotation is None or not returns_text(param.annotation.annotation):
         return False
-    default = param.default
+    return _no_default(param.default)
+
+
+def _no_default(default: cst.BaseExpression | None) -> bool:
+    """A declaration's default that leaves the value to the caller: none, or None."""
     return default is None or (isinstance(default, cst.Name) and default.value == "None")
 
 
@@ -896,7 +900,7 @@ class _Analysis:
         one, or ``self.<attr>`` declared so as a class field or assigned from a parameter
         declared so. A library that leaves the model to its user takes it in this shape;
         fed a summarization request, its call is the summarizer, whatever it is called.
-        A parameter with a default other than None is a hook with a behaviour of its own
+        A parameter or field with a default other than None is a hook with a behaviour of its own
         (``render: Callable[[str], str] = str.strip``), not a model left to the caller."""
         fn = view.fn
         if isinstance(func, cst.Name):
@@ -912,10 +916,12 @@ class _Analysis:
         ):
             return False
         attr = func.attr.value
-        if returns_text(field_annotation(fn.module, fn.class_name, attr)):
+        declared = class_field(fn.module, fn.class_name, attr)
+        if declared is not None and returns_text(declared.annotation.annotation) and _no_default(declared.value):
             return True
         return any(
-            isinstance(value, cst.Name) and value.value in method.params and _injected_text_function(method, value.value)
+            isinstance(value, cst.Name) and value.value in method.params
+            and _injected_text_function(method, value.value)
             for value, method, _ in self.project.attribute_assignments(fn.module, fn.class_name, attr)
         )
 

@@ -59,7 +59,7 @@ _DENIALS = frozenset({
 _THROUGH = frozenset({"need", "to", "ever", "further", "try", "attempt", "be", "or", "and", "any"})
 #: A denial right before these only narrows the request: "don't just summarize, also list".
 _NOT_ONLY = frozenset({"just", "only", "merely", "simply"})
-#: A summary word this many words after an ability (``can``, ``could``, ``may``) offers a
+#: A summary word up to five words after an ability (``can``, ``could``, ``may``) offers a
 #: skill, it asks for nothing: "you can quiz the student or summarize a chapter".
 _ABILITY = frozenset({"can", "could", "may"})
 #: ...as does a clause conditioned on a request: "when the user asks, summarize ...".
