@@ -265,18 +265,19 @@ def _declared_default(
     return []
 
 
-def _injected_text_function(fn: FunctionInfo, name: str) -> bool:
-    """``fn``'s parameter ``name`` is declared to answer with text and defaults to nothing
-    or to None: a model its caller hands in (see :meth:`_Analysis._text_function`)."""
-    param = parameter(fn, name)
-    if param is None or param.annotation is None or not returns_text(param.annotation.annotation):
+def _injected_text_function(declared: cst.Param | cst.AnnAssign | None) -> bool:
+    """A parameter or class field declared to answer with text, whose default is nothing or
+    None: a model its caller hands in (see :meth:`_Analysis._text_function`)."""
+    if declared is None or declared.annotation is None or not returns_text(declared.annotation.annotation):
         return False
-    return _no_default(param.default)
-
-
-def _no_default(default: cst.BaseExpression | None) -> bool:
-    """A declaration's default that leaves the value to the caller: none, or None."""
+    default = declared.default if isinstance(declared, cst.Param) else declared.value
     return default is None or (isinstance(default, cst.Name) and default.value == "None")
+
+
+def _part_of(expr: cst.CSTNode, folded: set[str]) -> bool:
+    """``expr`` is a subscript of a folded conversation (``turns[-2:]``, ``turns[0]``, also
+    of its copy: ``list(turns)[-2:]``)."""
+    return type(expr) is cst.Subscript and _conversation_key(_copied(expr.value)) in folded
 
 
 def _forces(tool_choice: cst.BaseExpression) -> bool:
@@ -907,7 +908,7 @@ class _Analysis:
             scope: FunctionInfo | None = fn
             while scope is not None:
                 if func.value in scope.params:
-                    return _injected_text_function(scope, func.value)
+                    return _injected_text_function(parameter(scope, func.value))
                 scope = scope.parent
             return False
         if not (
@@ -916,12 +917,11 @@ class _Analysis:
         ):
             return False
         attr = func.attr.value
-        declared = class_field(fn.module, fn.class_name, attr)
-        if declared is not None and returns_text(declared.annotation.annotation) and _no_default(declared.value):
+        if _injected_text_function(class_field(fn.module, fn.class_name, attr)):
             return True
         return any(
             isinstance(value, cst.Name) and value.value in method.params
-            and _injected_text_function(method, value.value)
+            and _injected_text_function(parameter(method, value.value))
             for value, method, _ in self.project.attribute_assignments(fn.module, fn.class_name, attr)
         )
 
@@ -1809,7 +1809,7 @@ class _Analysis:
         its answer is none."""
         for n in iter_exprs(returned):
             kind = type(n)
-            if kind is cst.Subscript and _conversation_key(_copied(n.value)) in folded:
+            if _part_of(n, folded):
                 return True  # ``turns[-2:]``, ``list(turns)[-2:]``, ``turns.copy()[-2:]``
             if (kind is cst.ListComp or kind is cst.GeneratorExp) and _conversation_key(n.for_in.iter) in folded:
                 return True  # ``[t for t in turns if t["pinned"]]``
@@ -1820,9 +1820,7 @@ class _Analysis:
                 for value, whole in self._grown(view.fn).get(n.value, ()):
                     # kept turns added whole (``out.extend(turns[-2:])``), or one turn as it is
                     # (``out.append(turns[0])``), not a value made of some (a tool's result)
-                    if self._keeps_part(value, folded, view, depth + 1) if whole else (
-                        type(value) is cst.Subscript and _conversation_key(_copied(value.value)) in folded
-                    ):
+                    if whole and self._keeps_part(value, folded, view, depth + 1) or _part_of(value, folded):
                         return True
         return False
 
