@@ -56,7 +56,8 @@ from .collector import collector_paused
 from .cpython_cst import is_converted, names_as_written
 from .facts import Step
 from .findings import FileError, Finding, TraceStep, describe, is_too_deep
-from .grammar import Shifts, after_host_rejection, exact_tree, map_column, parse_module, tree_positions
+from .grammar import Shifts, after_host_rejection, exact_tree, map_column, parse_module
+from .positions import tree_positions
 from .host_syntax import host_parse_error
 from .model import FileModel, build_models
 from .module_index import JSON_ARRAYS, Entry, entries_from_json, index_entries, kept

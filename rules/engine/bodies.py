@@ -35,7 +35,8 @@ from typing import NamedTuple
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from .grammar import parse_module, shifted, tree_positions
+from .grammar import parse_module
+from .positions import shifted, tree_positions
 from .project import ModuleInfo
 
 __all__ = ["ParsedBody", "defer_bodies", "positions"]
@@ -105,7 +106,7 @@ def positions(
 ) -> Mapping[cst.CSTNode, CodeRange]:
     """``found`` (the positions of ``module``'s tree) with those of the bodies parsed later,
     laid over it: ``found`` is never copied, so the tree's positions stay resolved only as
-    far as they are asked (see :class:`.grammar.StatementPositions`)."""
+    far as they are asked (see :class:`.positions.StatementPositions`)."""
     if not module.parsed_bodies:
         return found
     merged: dict[cst.CSTNode, CodeRange] = {}

@@ -12,7 +12,7 @@ whitespace and punctuation field holding one shared default. The tests compare
 the result with libcst's own parse, field by field, on real packages.
 
 What such a tree lacks is layout. Positions come from libcst itself, and only
-where asked (:func:`.grammar.tree_positions`: libcst's parse of the same text,
+where asked (:func:`.positions.tree_positions`: libcst's parse of the same text,
 paired node by node, for a file where a rule reports or a trace passes). The code libcst
 generates for a converted node means what the source meant (parentheses where
 precedence needs them), in its own spacing, without comments.

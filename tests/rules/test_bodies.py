@@ -12,7 +12,7 @@ import pytest
 
 from summaryguard.rules.engine import Analyzer, Vocabulary, all_rules, bodies
 from summaryguard.rules.engine.analyzer import _skeleton_from_json
-from summaryguard.rules.engine.grammar import tree_positions
+from summaryguard.rules.engine.positions import tree_positions
 from summaryguard.rules.engine.names import module_name_for
 from summaryguard.rules.engine.outline import outline_skeleton, skeleton
 from summaryguard.rules.engine.project import FunctionInfo, Project
