@@ -10,7 +10,7 @@ the file (:class:`StatementPositions`).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -38,19 +38,48 @@ def whole_positions(tree: cst.Module, target: str | None) -> dict[cst.CSTNode, C
     return {ours: found[theirs] for ours, theirs in pairs(tree, exact) if theirs in found}
 
 
+#: The line a nested statement is parsed under: any indented statement is its block.
+_STAND_IN = "if 1:\n"
+_BLOCK_STOP = frozenset({cst.IndentedBlock})
+_NO_STOP: frozenset[type] = frozenset()
+#: CPython's statement for each compound statement of libcst (a ``match`` too, though
+#: its blocks are not cut apart: its cases are islands of libcst's own, see :mod:`.cpython_cst`).
+_CPYTHON_KIND: dict[type, tuple[type, ...]] = {
+    cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef),
+    cst.ClassDef: (ast.ClassDef,),
+    cst.If: (ast.If,),
+    cst.For: (ast.For, ast.AsyncFor),
+    cst.While: (ast.While,),
+    cst.With: (ast.With, ast.AsyncWith),
+    cst.Try: (ast.Try,),
+    cst.Match: (ast.Match,),
+}
+if hasattr(ast, "TryStar"):  # pragma: no branch - Python >= 3.11
+    _CPYTHON_KIND[cst.TryStar] = (ast.TryStar,)
+_COMPOUND = tuple(kind for kinds in _CPYTHON_KIND.values() for kind in kinds)
+
+
 class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
-    """:func:`whole_positions`, resolved one top-level statement at a time, when a node
-    of it is first asked about.
+    """:func:`whole_positions`, resolved one statement at a time, the innermost statement
+    of a node asked about first.
 
     Why: positions are asked for the nodes of a file's findings and their traces, a few
-    statements of the file; libcst's parse of the whole text and its position pass cost
-    a quarter of a pre-commit check of a large file with findings (0.7 of 2.8 s for a
-    3,700-line test module of openai-agents). A top-level statement starts a line at
+    statements of the file, while libcst's parse of the whole text and its position pass
+    cost a quarter of a pre-commit check of a large file with findings (0.7 of 2.8 s for
+    a 3,700-line test module of openai-agents). A top-level statement starts a line at
     column 0, so libcst's parse of its lines alone (to the line before the next one's
-    first, decorators included) gives each node the position the whole parse gives,
-    its lines shifted. Whatever this cannot place that way (the module node, text
-    with tabs, form feeds or carriage returns, a statement whose lines do not parse as
-    one statement of the same kind) is read from the whole parse, once."""
+    first, decorators included) gives each node the position the whole parse gives, its
+    lines shifted. A statement in an indented block (a method, a statement of a long
+    function) is parsed the same way under a stand-in ``if 1:`` line, its lines as they
+    are, so its columns are the file's too: a finding in one method of a 3,000-line
+    class parses that method, not the class (letta's cold check spent 1.85 of 18.5 s
+    parsing five such classes whole). Its lines are CPython's (the statement's first
+    line, decorators included, to its last): libcst's positions leave out the comments
+    and blank lines around a statement.
+
+    Whatever this cannot place that way (the module node, text with tabs, form feeds or
+    carriage returns, a statement whose lines do not parse as one statement of the same
+    kind) is read from the enclosing statement, and at the top from the whole parse, once."""
 
     def __init__(self, tree: cst.Module, target: str | None) -> None:
         self._tree = tree
@@ -61,6 +90,12 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
         self._statements: dict[int, bool] = {}
         self._owner: dict[int, int] | None = None
         self._starts: list[int] | None = None
+        #: Per top-level statement, CPython's statements of it (``a; b`` is two).
+        self._groups: list[list[ast.stmt]] = []
+        #: Per top-level statement whose nodes were asked about: :meth:`_nest`'s maps.
+        self._nests: dict[int, _Nest] = {}
+        #: Per nested statement tried (by id): whether its positions are in :attr:`_found`.
+        self._tried: dict[int, bool] = {}
         #: The text's lines, split once for every statement resolved (CPython's lines, not splitlines()').
         self._text_lines: list[str] | None = None
         self._whole: dict[cst.CSTNode, CodeRange] | None = None
@@ -75,7 +110,20 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
         if self._whole is not None:
             return self._whole.get(node, default)
         index = self._owners().get(id(node))
-        if index is None or not self._statement(index):
+        if index is None or not self._lines():
+            return self._all().get(node, default)
+        known = self._found.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
+        nest = self._nest(index)
+        unit = nest.owner.get(id(node))
+        while unit is not None:  # its statement, then the statements around it
+            if self._resolve_nested(unit, nest):
+                known = self._found.get(id(node))
+                if known is not None and known[0] is node:
+                    return known[1]
+            unit = nest.spans[id(unit)][2]
+        if not self._statement(index):
             return self._all().get(node, default)
         known = self._found.get(id(node))
         return known[1] if known is not None and known[0] is node else default
@@ -117,28 +165,22 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
                 body = ast.parse(source).body
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return self._starts
-            starts: list[int] = []
-            at = 0
-            for stmt in self._tree.body:
-                if at >= len(body):
-                    return self._starts
-                first = body[at]
-                decorators = getattr(first, "decorator_list", ())
-                starts.append(min([first.lineno, *(d.lineno for d in decorators)]))
-                at += len(stmt.body) if type(stmt) is cst.SimpleStatementLine else 1
-            if at == len(body):
-                self._starts = starts
+            grouped = _grouped(self._tree.body, body)
+            if grouped is not None:
+                self._groups = [group for _, group in grouped]
+                self._starts = [_first_line(group) for group in self._groups]
         return self._starts
+
+    def _text(self) -> list[str]:
+        if self._text_lines is None:
+            self._text_lines = self._tree.source.split("\n")  # type: ignore[attr-defined]
+        return self._text_lines
 
     def _resolve(self, index: int) -> bool:
         """Put the positions of statement ``index``'s nodes in :attr:`_found`; False when
         its lines cannot be read apart (see the class's documentation)."""
         starts = self._lines()
-        if not starts:
-            return False
-        if self._text_lines is None:
-            self._text_lines = self._tree.source.split("\n")  # type: ignore[attr-defined]
-        lines = self._text_lines
+        lines = self._text()
         first = starts[index]
         last = starts[index + 1] - 1 if index + 1 < len(starts) else len(lines)
         text = "\n".join(lines[first - 1 : last]) + ("\n" if last < len(lines) else "")
@@ -149,13 +191,170 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
         ours = self._tree.body[index]
         if shifts is not None or len(tree.body) != 1 or type(tree.body[0]) is not type(ours):
             return False
+        self._take(ours, tree.body[0], tree, first - 1)
+        return True
+
+    def _nest(self, index: int) -> _Nest:
+        found = self._nests.get(index)
+        if found is None:
+            found = self._nests[index] = _nest(self._tree.body[index], self._groups[index])
+        return found
+
+    def _resolve_nested(self, unit: cst.CSTNode, nest: _Nest) -> bool:
+        """Put the positions of the nested statement ``unit``'s nodes in :attr:`_found`,
+        once; False when its lines cannot be read apart."""
+        known = self._tried.get(id(unit))
+        if known is not None:
+            return known
+        self._tried[id(unit)] = False
+        first, last, _ = nest.spans[id(unit)]
+        lines = self._text()
+        text = _STAND_IN + "\n".join(lines[first - 1 : last]) + ("\n" if last < len(lines) else "")
+        try:
+            tree, shifts = parse_module(text, self._target, exact=True)
+        except (cst.ParserSyntaxError, RecursionError):
+            return False
+        stand_in = tree.body[0] if len(tree.body) == 1 else None
+        block = stand_in.body if type(stand_in) is cst.If else None
+        if shifts is not None or type(block) is not cst.IndentedBlock or len(block.body) != 1:
+            return False
+        theirs = block.body[0]
+        if type(theirs) is not type(unit):
+            return False
+        self._take(unit, theirs, tree, first - 2)
+        self._tried[id(unit)] = True
+        return True
+
+    def _take(self, ours: cst.CSTNode, theirs: cst.CSTNode, tree: cst.Module, offset: int) -> None:
         found = MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider)
-        offset = first - 1
-        for node, theirs in pairs(ours, tree.body[0]):
-            where = found.get(theirs)
+        for node, other in pairs(ours, theirs):
+            where = found.get(other)
             if where is not None:
                 self._found[id(node)] = (node, shifted(where, offset))
-        return True
+
+
+class _Nest:
+    """The statements nested in one top-level statement that can be parsed apart:
+    ``spans`` (by the statement's id: its first and last line, and the statement around
+    it, None at the top) and ``owner`` (by a node's id: the innermost of them holding it).
+    A node the map leaves out is placed with its top-level statement."""
+
+    __slots__ = ("owner", "spans")
+
+    def __init__(self) -> None:
+        self.owner: dict[int, cst.CSTNode] = {}
+        self.spans: dict[int, tuple[int, int, cst.CSTNode | None]] = {}
+
+
+def _nest(top: cst.CSTNode, group: list[ast.stmt]) -> _Nest:
+    """:class:`_Nest` of the top-level statement ``top`` (CPython's ``group`` of it): its
+    blocks' statements, paired with CPython's by their structure, each with its lines."""
+    nest = _Nest()
+    owner = nest.owner
+    stack: list[tuple[cst.CSTNode, list[ast.stmt], bool]] = [(top, group, True)]
+    while stack:
+        stmt, statements, is_top = stack.pop()
+        blocks = [] if type(stmt) is cst.SimpleStatementLine else _blocks(stmt, statements[0])
+        if not is_top:  # its own nodes (all of them, when its blocks are not cut apart)
+            for node in walk_nodes(stmt, _BLOCK_STOP if blocks is not None else _NO_STOP):
+                owner[id(node)] = stmt
+        if blocks is None:
+            continue
+        for block, below in blocks:
+            grouped = _grouped(block.body, below)
+            if not is_top:  # the block's own nodes (all of it, when not cut apart)
+                owner[id(block)] = stmt
+                for part in [block] if grouped is None else [block.header, *block.footer]:
+                    for node in walk_nodes(part):
+                        owner[id(node)] = stmt
+            if grouped is None:
+                continue
+            for child, its in grouped:
+                last = its[-1].end_lineno or its[-1].lineno
+                nest.spans[id(child)] = (_first_line(its), last, None if is_top else stmt)
+                stack.append((child, its, False))
+    return nest
+
+
+def _grouped(
+    body: Sequence[cst.CSTNode], statements: Sequence[ast.stmt]
+) -> list[tuple[cst.CSTNode, list[ast.stmt]]] | None:
+    """Each statement of libcst's ``body`` with CPython's statements of it (a line
+    ``a; b`` is two of CPython's), or None when the two do not correspond."""
+    found: list[tuple[cst.CSTNode, list[ast.stmt]]] = []
+    at = 0
+    for stmt in body:
+        if type(stmt) is cst.SimpleStatementLine:
+            its = list(statements[at : at + len(stmt.body)])
+            if len(its) != len(stmt.body) or any(isinstance(s, _COMPOUND) for s in its):
+                return None
+        else:
+            its = list(statements[at : at + 1])
+            kinds = _CPYTHON_KIND.get(type(stmt))
+            if not its or kinds is None or not isinstance(its[0], kinds):
+                return None
+        found.append((stmt, its))
+        at += len(its)
+    return found if at == len(statements) else None
+
+
+def _blocks(stmt: cst.CSTNode, node: ast.stmt) -> list[tuple[cst.IndentedBlock, list[ast.stmt]]] | None:
+    """The indented blocks of the compound statement ``stmt``, each with CPython's
+    statements of it (``node`` is CPython's ``stmt``), in order; None for a statement
+    whose blocks are not cut apart (or that does not correspond)."""
+    kind = type(stmt)
+    suites: list[tuple[cst.BaseSuite, list[ast.stmt]]]
+    if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.With:
+        suites = [(stmt.body, node.body)]  # type: ignore[attr-defined]
+    elif kind is cst.For or kind is cst.While:
+        suites = [(stmt.body, node.body)]  # type: ignore[attr-defined]
+        orelse = stmt.orelse  # type: ignore[attr-defined]
+        if (orelse is None) != (not node.orelse):  # type: ignore[attr-defined]
+            return None
+        if orelse is not None:
+            suites.append((orelse.body, node.orelse))  # type: ignore[attr-defined]
+    elif kind is cst.If:
+        suites = [(stmt.body, node.body)]  # type: ignore[attr-defined]
+        orelse = stmt.orelse  # type: ignore[attr-defined]
+        if orelse is None:
+            if node.orelse:  # type: ignore[attr-defined]
+                return None
+        elif type(orelse) is cst.If:  # ``elif``: CPython's ``orelse`` holds its ``if``
+            if len(node.orelse) != 1 or not isinstance(node.orelse[0], ast.If):  # type: ignore[attr-defined]
+                return None
+            rest = _blocks(orelse, node.orelse[0])  # type: ignore[attr-defined]
+            if rest is None:
+                return None
+            return [*_indented(suites), *rest]
+        else:
+            suites.append((orelse.body, node.orelse))  # type: ignore[attr-defined]
+    elif kind is cst.Try or kind is getattr(cst, "TryStar", None):
+        handlers = stmt.handlers  # type: ignore[attr-defined]
+        if len(handlers) != len(node.handlers):  # type: ignore[attr-defined]
+            return None
+        suites = [(stmt.body, node.body)]  # type: ignore[attr-defined]
+        suites += [(h.body, n.body) for h, n in zip(handlers, node.handlers)]  # type: ignore[attr-defined]
+        for ours, theirs in ((stmt.orelse, node.orelse), (stmt.finalbody, node.finalbody)):  # type: ignore[attr-defined]
+            if (ours is None) != (not theirs):
+                return None
+            if ours is not None:
+                suites.append((ours.body, theirs))
+    else:
+        return None
+    return _indented(suites)
+
+
+def _indented(
+    suites: list[tuple[cst.BaseSuite, list[ast.stmt]]]
+) -> list[tuple[cst.IndentedBlock, list[ast.stmt]]]:
+    """The blocks on lines of their own (``if x: y`` keeps ``y`` in its statement's line)."""
+    return [(suite, stmts) for suite, stmts in suites if type(suite) is cst.IndentedBlock]
+
+
+def _first_line(statements: Sequence[ast.stmt]) -> int:
+    """The first line of a statement: its first decorator's, for a ``def`` or ``class``."""
+    first = statements[0]
+    return min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
 
 
 def shifted(where: CodeRange, lines: int) -> CodeRange:

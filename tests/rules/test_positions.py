@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from summaryguard.rules.engine import positions as positions_module
 from summaryguard.rules.engine.cpython_cst import convert
 from summaryguard.rules.engine.grammar import parse_module
 from summaryguard.rules.engine.positions import StatementPositions, pairs, tree_positions, whole_positions
@@ -96,10 +97,110 @@ def test_statement_positions_are_the_whole_parses(path: Path) -> None:
     _assert_statement_positions(path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("source", [_STATEMENTS, _STATEMENTS + "\n", "x = 1\n"], ids=["shapes", "shapes-newline", "one"])
+#: Statements in blocks of every kind, read apart from the statement around them.
+_NESTED = (
+    "class Agent(Base):\n"
+    "    '''A docstring\nwhose lines are not indented.'''\n\n"
+    "    @property\n    # between decorators\n    @cached(\n        1,\n    )\n"
+    "    async def resume(self, checkpoint):  # a comment\n"
+    "        if checkpoint is None: return None\n"
+    "        for turn in checkpoint.turns:\n            a = 1; b = f(\n  turn)\n"
+    "        else:\n            pass\n"
+    "        while self.busy:\n            wait()\n        else:\n            done()\n"
+    "        # a comment of the block\n"
+    "        try:\n            x = load(checkpoint)\n"
+    "        except KeyError as e:\n            raise Stop() from e\n"
+    "        except (OSError, ValueError):\n            pass\n"
+    "        else:\n            y = x\n        finally:\n            close()\n"
+    "        if a:\n            return 1\n        elif b:\n            return 2\n"
+    "        elif c:\n            return 3\n        else:\n            if d:\n                return 4\n"
+    "        async with lock() as held, other():\n            async for item in held:\n"
+    "                yield item\n"
+    "        match checkpoint:\n            case {'summary': s}:\n                return s\n"
+    "            case _:\n                pass\n"
+    "        def inner():\n            return \\\n                self.summary\n"
+    "        return inner\n"
+    "    # the class's footer\n\n"
+    "def last():\n    return [y\nfor y in z]"
+)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [_STATEMENTS, _STATEMENTS + "\n", "x = 1\n", _NESTED, _NESTED + "\n"],
+    ids=["shapes", "shapes-newline", "one", "nested", "nested-newline"],
+)
 def test_statement_positions_of_shapes(source: str) -> None:
     assert convert(source) is not None
     _assert_statement_positions(source)
+
+
+class _Nested:
+    """:data:`_NESTED` converted, its whole parse's positions, its lazy positions, and the
+    texts those are read from (as libcst parses them), each nested statement's refused
+    when ``refuse_nested``."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, refuse_nested: bool = False) -> None:
+        ours = convert(_NESTED)
+        assert ours is not None
+        self.whole = whole_positions(ours, None)
+        self.texts: list[str] = []
+
+        def parse(text: str, target: str | None, exact: bool = False) -> tuple[cst.Module, object]:
+            self.texts.append(text)
+            if refuse_nested and text.startswith("if 1:\n"):
+                raise cst.ParserSyntaxError("refused", lines=[text], raw_line=1, raw_column=0)
+            return parse_module(text, target, exact=exact)
+
+        monkeypatch.setattr(positions_module, "parse_module", parse)
+        self.lazy = tree_positions(ours, None)
+        self.method = ours.body[0].body.body[1]  # type: ignore[attr-defined]
+        assert isinstance(self.method, cst.FunctionDef) and self.method.name.value == "resume"
+        self.loop = self.method.body.body[1]
+        assert isinstance(self.loop, cst.For)
+        self.call = self.loop.body.body[0].body[1].value  # type: ignore[attr-defined]  # ``f(turn)`` in ``a = 1; b = f(turn)``
+        assert isinstance(self.call, cst.Call)
+
+    def agrees(self, node: cst.CSTNode) -> bool:
+        return self.lazy.get(node) == self.whole[node]
+
+
+def test_a_node_in_a_method_is_placed_by_parsing_that_statement_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A finding in one method of a long class parses its statement, not the class."""
+    case = _Nested(monkeypatch)
+    texts, loop = case.texts, case.loop
+    assert case.agrees(case.call)
+    assert case.lazy[case.call].start.line == 13
+    assert len(texts) == 1 and texts[0].startswith("if 1:\n            a = 1; b = f(") and "for" not in texts[0]
+    assert case.agrees(loop.body.body[0])  # the same statement's: nothing parsed again
+    assert len(texts) == 1
+    assert case.agrees(loop.iter)  # the loop's own header: the loop
+    assert len(texts) == 2 and texts[1].startswith("if 1:\n        for turn") and "while" not in texts[1]
+    assert case.agrees(case.method.decorators[1])  # the method's own line: the method
+    assert len(texts) == 3 and texts[2].startswith("if 1:\n    @property\n    # between")
+    assert "class Agent" not in "".join(texts)
+
+
+def test_a_statement_that_cannot_be_read_apart_is_read_with_the_statement_around_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When libcst refuses a nested statement's lines alone, the enclosing statements are
+    tried outwards, each once, and last the top-level statement: the positions stay the
+    whole parse's."""
+    case = _Nested(monkeypatch, refuse_nested=True)
+    assert case.agrees(case.call)
+    firsts = [t.removeprefix("if 1:\n").split("\n")[0].strip()[:12] for t in case.texts]
+    assert firsts == ["a = 1; b = f", "for turn in ", "@property", "class Agent("]
+    assert case.agrees(case.loop.iter)
+    assert len(case.texts) == 4  # each statement tried once
+
+
+def test_a_block_not_cut_apart_is_placed_with_its_statement(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``match`` is read whole (its cases are not cut apart), inside the method."""
+    case = _Nested(monkeypatch)
+    match = next(s for s in case.method.body.body if isinstance(s, cst.Match))
+    assert case.agrees(match.cases[0].body.body[0].body[0].value)  # type: ignore[attr-defined]  # ``return s``
+    assert len(case.texts) == 1 and case.texts[0].startswith("if 1:\n        match checkpoint:")
 
 
 @pytest.mark.parametrize(
