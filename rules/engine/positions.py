@@ -40,6 +40,9 @@ def whole_positions(tree: cst.Module, target: str | None) -> dict[cst.CSTNode, C
 
 #: The line a nested statement is parsed under: any indented statement is its block.
 _STAND_IN = "if 1:\n"
+#: A parse's cost in lines beyond the lines it reads (libcst's set-up, the position pass's):
+#: a short top-level statement is parsed whole, its pieces apart would cost more.
+_PARSE_COST = 20
 _BLOCK_STOP = frozenset({cst.IndentedBlock})
 _NO_STOP: frozenset[type] = frozenset()
 #: CPython's statement for each compound statement of libcst (a ``match`` too, though
@@ -72,14 +75,16 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
     lines shifted. A statement in an indented block (a method, a statement of a long
     function) is parsed the same way under a stand-in ``if 1:`` line, its lines as they
     are, so its columns are the file's too: a finding in one method of a 3,000-line
-    class parses that method, not the class (letta's cold check spent 1.85 of 18.5 s
+    class parses that method, not the class (letta's cold check spent 2.1 of its 20 s
     parsing five such classes whole). Its lines are CPython's (the statement's first
     line, decorators included, to its last): libcst's positions leave out the comments
     and blank lines around a statement.
 
-    Whatever this cannot place that way (the module node, text with tabs, form feeds or
-    carriage returns, a statement whose lines do not parse as one statement of the same
-    kind) is read from the enclosing statement, and at the top from the whole parse, once."""
+    Whatever this cannot place that way (the module node, text with tabs, form feeds,
+    carriage returns or a line of a lone backslash, a statement whose lines do not parse
+    as one statement of the same kind) is read from the enclosing statement, and at the
+    top from the whole parse, once. Asking about every node of a long statement, the
+    innermost first, costs at most one and a half of its own parse (:class:`_Nest`)."""
 
     def __init__(self, tree: cst.Module, target: str | None) -> None:
         self._tree = tree
@@ -159,7 +164,7 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
         if self._starts is None:
             self._starts = []
             source: str = self._tree.source  # type: ignore[attr-defined]
-            if "\t" in source or "\f" in source or "\r" in source:
+            if "\t" in source or "\f" in source or "\r" in source or _lone_backslash(self._text()):
                 return self._starts
             try:
                 body = ast.parse(source).body
@@ -195,9 +200,13 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
         return True
 
     def _nest(self, index: int) -> _Nest:
+        """The nested statements of top-level statement ``index``, with what their parses
+        may cost: the statement's lines."""
         found = self._nests.get(index)
         if found is None:
             found = self._nests[index] = _nest(self._tree.body[index], self._groups[index])
+            starts, lines = self._lines(), self._text()
+            found.budget = (starts[index + 1] if index + 1 < len(starts) else len(lines) + 1) - starts[index]
         return found
 
     def _resolve_nested(self, unit: cst.CSTNode, nest: _Nest) -> bool:
@@ -208,6 +217,9 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
             return known
         self._tried[id(unit)] = False
         first, last, _ = nest.spans[id(unit)]
+        nest.spent += last - first + 1 + _PARSE_COST
+        if 2 * nest.spent > nest.budget:
+            return False  # the top-level statement's one parse is cheaper from here on
         lines = self._text()
         text = _STAND_IN + "\n".join(lines[first - 1 : last]) + ("\n" if last < len(lines) else "")
         try:
@@ -239,11 +251,17 @@ class _Nest:
     it, None at the top) and ``owner`` (by a node's id: the innermost of them holding it).
     A node the map leaves out is placed with its top-level statement."""
 
-    __slots__ = ("owner", "spans")
+    __slots__ = ("budget", "owner", "spans", "spent")
 
     def __init__(self) -> None:
         self.owner: dict[int, cst.CSTNode] = {}
         self.spans: dict[int, tuple[int, int, cst.CSTNode | None]] = {}
+        #: What its statements' parses cost so far (:data:`_PARSE_COST`), and the top-level
+        #: statement's own lines: past half of them, the top-level statement is parsed
+        #: instead, so asking about every node of it, the innermost first, costs at most
+        #: one and a half of its one parse, never a parse per level.
+        self.spent = 0
+        self.budget = 0
 
 
 def _nest(top: cst.CSTNode, group: list[ast.stmt]) -> _Nest:
@@ -349,6 +367,13 @@ def _indented(
 ) -> list[tuple[cst.IndentedBlock, list[ast.stmt]]]:
     """The blocks on lines of their own (``if x: y`` keeps ``y`` in its statement's line)."""
     return [(suite, stmts) for suite, stmts in suites if type(suite) is cst.IndentedBlock]
+
+
+def _lone_backslash(lines: Sequence[str]) -> bool:
+    """A line that holds only a backslash continuation: libcst's parse drops it, so the whole
+    parse places what follows a line too early (``x = 1`` / ``\\`` / ``y = 2`` puts ``y`` on
+    line 2), and a statement read apart, where it is, would disagree with it."""
+    return any(line.strip() == "\\" for line in lines)
 
 
 def _first_line(statements: Sequence[ast.stmt]) -> int:

@@ -70,7 +70,8 @@ def _assert_statement_positions(source: str) -> None:
     nodes = _once(ours)
     for node in reversed(nodes):  # the last statements first: each resolved when first asked
         assert lazy.get(node) == whole.get(node), type(node).__name__
-    cuttable = "\t" not in source and "\f" not in source and "\r" not in source
+    lone_backslash = any(line.strip() == "\\" for line in source.split("\n"))  # libcst drops such a line
+    cuttable = "\t" not in source and "\f" not in source and "\r" not in source and not lone_backslash
     assert (lazy._whole is None) == cuttable or not nodes  # read statement by statement where it can be
     assert lazy.get(ours) == whole.get(ours)  # the module itself: from the whole parse
     assert dict(lazy) == whole
@@ -120,8 +121,10 @@ _NESTED = (
     "            case _:\n                pass\n"
     "        def inner():\n            return \\\n                self.summary\n"
     "        return inner\n"
-    "    # the class's footer\n\n"
-    "def last():\n    return [y\nfor y in z]"
+    "    def other(self):  # long enough that the class costs more than its methods\n"
+    + "".join(f"        v{i} = w({i})\n" for i in range(200))
+    + "    # the class's footer\n\n"
+    + "def last():\n    return [y\nfor y in z]"
 )
 
 
@@ -193,6 +196,56 @@ def test_a_statement_that_cannot_be_read_apart_is_read_with_the_statement_around
     assert firsts == ["a = 1; b = f", "for turn in ", "@property", "class Agent("]
     assert case.agrees(case.loop.iter)
     assert len(case.texts) == 4  # each statement tried once
+
+
+def _deep_function(depth: int, lines_per_level: int) -> str:
+    """A function of ``depth`` nested ``if``s, each with its own statements before the next."""
+    out = ["def f():"]
+    for level in range(depth):
+        indent = "    " * (level + 1)
+        out.append(f"{indent}if a{level}:")
+        out.extend(f"{indent}    x{level}_{i} = g({i})" for i in range(lines_per_level))
+    return "\n".join(out) + "\n"
+
+
+def test_asking_outwards_through_deep_blocks_costs_less_than_two_parses_of_the_statement(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trace that walks out of a deep statement of a long function asks each enclosing
+    ``if`` in turn: each level read apart would parse the function again and again. Past
+    the function's own length in lines, its one parse places the rest."""
+    source = _deep_function(8, 40)
+    ours = convert(source)
+    assert ours is not None
+    whole = whole_positions(ours, None)
+    texts: list[str] = []
+
+    def parse(text: str, target: str | None, exact: bool = False) -> tuple[cst.Module, object]:
+        texts.append(text)
+        return parse_module(text, target, exact=exact)
+
+    monkeypatch.setattr(positions_module, "parse_module", parse)
+    lazy = tree_positions(ours, None)
+    tests: list[cst.CSTNode] = []
+    block = ours.body[0].body  # type: ignore[attr-defined]
+    while True:
+        inner = next((s for s in block.body if isinstance(s, cst.If)), None)
+        if inner is None:
+            break
+        tests.append(inner.test)
+        block = inner.body
+    assert len(tests) == 8
+    for test in reversed(tests):  # the innermost first
+        assert lazy.get(test) == whole[test]
+    parsed = sum(text.count("\n") for text in texts)
+    assert parsed <= 1.5 * source.count("\n") + len(texts)
+    assert texts[-1].startswith("def f():")  # the function's own parse placed the outer ones
+    assert texts[0].startswith("if 1:\n" + "    " * 8 + "if a7:")  # the innermost alone, first
+
+
+def test_a_line_of_a_lone_backslash_keeps_libcsts_own_lines() -> None:
+    """libcst's parse drops a line that holds only a backslash continuation, so its lines
+    after it are one less than the file's: a statement read apart would disagree with it.
+    Such a text is placed by the whole parse, as libcst places it."""
+    _assert_statement_positions("def f():\n    x = 1\n    \\\n    y = g(x)\n\ndef h():\n    return 1\n")
 
 
 def test_a_block_not_cut_apart_is_placed_with_its_statement(monkeypatch: pytest.MonkeyPatch) -> None:
