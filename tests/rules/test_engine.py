@@ -57,7 +57,7 @@ def test_null_bytes_are_a_file_error(analyzer: Analyzer) -> None:
 
 def test_recursion_in_metadata_is_a_file_error(monkeypatch: pytest.MonkeyPatch, analyzer: Analyzer) -> None:
     from summaryguard.rules.engine import analyzer as module
-    from summaryguard.rules.engine import grammar
+    from summaryguard.rules.engine import positions
 
     class Wrapper:
         def __init__(self, *args, **kwargs):
@@ -70,7 +70,7 @@ def test_recursion_in_metadata_is_a_file_error(monkeypatch: pytest.MonkeyPatch, 
             raise RecursionError("deep")
 
     monkeypatch.setattr(module, "MetadataWrapper", Wrapper)
-    monkeypatch.setattr(grammar, "MetadataWrapper", Wrapper)  # positions, converted trees' too
+    monkeypatch.setattr(positions, "MetadataWrapper", Wrapper)  # positions, converted trees' too
     findings, errors = analyzer.analyze([("a.py", UNCHECKED)])
     assert findings == [] and [e.path for e in errors] == ["a.py"]
     assert "too deeply nested" in errors[0].message
@@ -86,15 +86,28 @@ def test_stdlib_pydoc_topics_never_crashes(analyzer: Analyzer) -> None:
     assert analyzer.analyze([("topics.py", text)]) == ([], [])
 
 
+_DEEP_CONCATENATION = "".join(f'        "s{i}"\n' for i in range(1200))
+
+
 def test_long_implicit_concatenation_is_a_file_error(analyzer: Analyzer) -> None:
-    """The shape that makes libcst's metadata recurse too deeply (as in pydoc_data/topics.py)."""
-    pieces = "".join(f'        "s{i}"\n' for i in range(1200))
-    source = f"def f(checkpoint):\n    summary = checkpoint.summary\n    x = (\n{pieces}    )\n" \
-        "    return checkpoint.resume_context()\n"
+    """The shape that makes libcst's metadata recurse too deeply (as in pydoc_data/topics.py),
+    in the statement a finding is placed in."""
+    source = "def f(checkpoint):\n    summary = checkpoint.summary\n    return checkpoint.resume_context(\n" \
+        f"{_DEEP_CONCATENATION}    )\n"
     findings, errors = analyzer.analyze([("concat.py", source), ("good.py", UNCHECKED)])
     assert [(e.path, e.message) for e in errors] == [("concat.py", "too deeply nested to analyze "
                                                       "(Python's recursion limit was reached)")]
     assert {f.path for f in findings} == {"good.py"}
+
+
+def test_long_implicit_concatenation_elsewhere_in_the_function_leaves_its_findings(analyzer: Analyzer) -> None:
+    """Positions are read from the finding's own statement: a statement libcst's metadata
+    cannot walk, elsewhere in the same function, no longer costs the file its findings."""
+    source = f"def f(checkpoint):\n    summary = checkpoint.summary\n    x = (\n{_DEEP_CONCATENATION}    )\n" \
+        "    return checkpoint.resume_context()\n"
+    findings, errors = analyzer.analyze([("concat.py", source)])
+    assert errors == []
+    assert {(f.code, f.line) for f in findings} == {("SG101", 1205), ("SG102", 1205), ("SG103", 1205)}
 
 
 class _Exploding(LintRule):
