@@ -117,21 +117,25 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
         index = self._owners().get(id(node))
         if index is None or not self._lines():
             return self._all().get(node, default)
-        known = self._found.get(id(node))
-        if known is not None and known[0] is node:
-            return known[1]
+        found = self._placed(node)
+        if found is not None:
+            return found
         nest = self._nest(index)
         unit = nest.owner.get(id(node))
         while unit is not None:  # its statement, then the statements around it
             if self._resolve_nested(unit, nest):
-                known = self._found.get(id(node))
-                if known is not None and known[0] is node:
-                    return known[1]
+                found = self._placed(node)
+                if found is not None:
+                    return found
             unit = nest.spans[id(unit)][2]
         if not self._statement(index):
             return self._all().get(node, default)
+        found = self._placed(node)
+        return default if found is None else found
+
+    def _placed(self, node: cst.CSTNode) -> CodeRange | None:
         known = self._found.get(id(node))
-        return known[1] if known is not None and known[0] is node else default
+        return known[1] if known is not None and known[0] is node else None
 
     def __iter__(self) -> Iterator[cst.CSTNode]:
         return iter(self._all())
@@ -159,8 +163,9 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
 
     def _lines(self) -> list[int]:
         """Each top-level statement's first line (its first decorator's), as CPython reads
-        the text, whose ``a; b`` are one line of libcst's; empty when the text is not one
-        this can cut (see the class's documentation)."""
+        the text, whose ``a; b`` are one line of libcst's (and CPython's statements of each,
+        :attr:`_groups`); empty when the text is not one this can cut (see the class's
+        documentation)."""
         if self._starts is None:
             self._starts = []
             source: str = self._tree.source  # type: ignore[attr-defined]
@@ -185,19 +190,8 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
         """Put the positions of statement ``index``'s nodes in :attr:`_found`; False when
         its lines cannot be read apart (see the class's documentation)."""
         starts = self._lines()
-        lines = self._text()
-        first = starts[index]
-        last = starts[index + 1] - 1 if index + 1 < len(starts) else len(lines)
-        text = "\n".join(lines[first - 1 : last]) + ("\n" if last < len(lines) else "")
-        try:
-            tree, shifts = parse_module(text, self._target, exact=True)
-        except (cst.ParserSyntaxError, RecursionError):
-            return False
-        ours = self._tree.body[index]
-        if shifts is not None or len(tree.body) != 1 or type(tree.body[0]) is not type(ours):
-            return False
-        self._take(ours, tree.body[0], tree, first - 1)
-        return True
+        last = starts[index + 1] - 1 if index + 1 < len(starts) else len(self._text())
+        return self._read_apart(self._tree.body[index], starts[index], last, nested=False)
 
     def _nest(self, index: int) -> _Nest:
         """The nested statements of top-level statement ``index``, with what their parses
@@ -215,34 +209,36 @@ class StatementPositions(Mapping[cst.CSTNode, CodeRange]):
         known = self._tried.get(id(unit))
         if known is not None:
             return known
-        self._tried[id(unit)] = False
         first, last, _ = nest.spans[id(unit)]
         nest.spent += last - first + 1 + _PARSE_COST
-        if 2 * nest.spent > nest.budget:
-            return False  # the top-level statement's one parse is cheaper from here on
+        # past half of the top-level statement's lines, its one parse is cheaper from here on
+        done = 2 * nest.spent <= nest.budget and self._read_apart(unit, first, last, nested=True)
+        self._tried[id(unit)] = done
+        return done
+
+    def _read_apart(self, ours: cst.CSTNode, first: int, last: int, nested: bool) -> bool:
+        """Put the positions of the statement ``ours`` (on lines ``first`` to ``last``) in
+        :attr:`_found`, from libcst's parse of those lines alone (under :data:`_STAND_IN`
+        when ``nested``); False when they do not parse as one statement of its kind."""
         lines = self._text()
-        text = _STAND_IN + "\n".join(lines[first - 1 : last]) + ("\n" if last < len(lines) else "")
+        text = (_STAND_IN if nested else "") + "\n".join(lines[first - 1 : last]) + ("\n" if last < len(lines) else "")
         try:
             tree, shifts = parse_module(text, self._target, exact=True)
         except (cst.ParserSyntaxError, RecursionError):
             return False
-        stand_in = tree.body[0] if len(tree.body) == 1 else None
-        block = stand_in.body if type(stand_in) is cst.If else None
-        if shifts is not None or type(block) is not cst.IndentedBlock or len(block.body) != 1:
+        body: Sequence[cst.CSTNode] = tree.body
+        if nested:
+            block = body[0].body if len(body) == 1 and type(body[0]) is cst.If else None  # type: ignore[attr-defined]
+            body = block.body if type(block) is cst.IndentedBlock else ()
+        if shifts is not None or len(body) != 1 or type(body[0]) is not type(ours):
             return False
-        theirs = block.body[0]
-        if type(theirs) is not type(unit):
-            return False
-        self._take(unit, theirs, tree, first - 2)
-        self._tried[id(unit)] = True
-        return True
-
-    def _take(self, ours: cst.CSTNode, theirs: cst.CSTNode, tree: cst.Module, offset: int) -> None:
         found = MetadataWrapper(tree, unsafe_skip_copy=True).resolve(PositionProvider)
-        for node, other in pairs(ours, theirs):
-            where = found.get(other)
+        offset = first - 2 if nested else first - 1
+        for node, theirs in pairs(ours, body[0]):
+            where = found.get(theirs)
             if where is not None:
                 self._found[id(node)] = (node, shifted(where, offset))
+        return True
 
 
 class _Nest:
